@@ -1,0 +1,42 @@
+# Required: from the distribution's packages.
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(tomlplusplus REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBSSH REQUIRED IMPORTED_TARGET libssh)
+
+# Optional: CUDA and NCCL headers (libraries are opened with dlopen at run time).
+set(DDL_HAVE_NCCL OFF)
+set(DDL_NCCL_SUMMARY "off (not requested)")
+if(DDL_ENABLE_CUDA)
+  set(_cuda_roots $ENV{CUDA_HOME} $ENV{NCCL_HOME} /usr/local/cuda)
+  find_path(DDL_CUDA_RUNTIME_INCLUDE cuda_runtime_api.h
+            HINTS ${_cuda_roots} PATH_SUFFIXES include NO_DEFAULT_PATH)
+  find_path(DDL_NCCL_INCLUDE nccl.h
+            HINTS $ENV{NCCL_HOME} ${_cuda_roots} PATH_SUFFIXES include)
+  if(DDL_CUDA_RUNTIME_INCLUDE AND DDL_NCCL_INCLUDE)
+    set(DDL_HAVE_NCCL ON)
+    set(DDL_CUDA_INCLUDE_DIRS ${DDL_CUDA_RUNTIME_INCLUDE} ${DDL_NCCL_INCLUDE})
+    set(DDL_NCCL_SUMMARY "on (cuda: ${DDL_CUDA_RUNTIME_INCLUDE}, nccl: ${DDL_NCCL_INCLUDE}; loaded at run time)")
+  else()
+    set(DDL_NCCL_SUMMARY "off (CUDA or NCCL headers not found under CUDA_HOME, NCCL_HOME or /usr/local/cuda)")
+  endif()
+endif()
+
+# Optional: MPI.
+set(DDL_HAVE_MPI OFF)
+set(DDL_MPI_SUMMARY "off (not requested)")
+if(DDL_ENABLE_MPI)
+  find_package(MPI COMPONENTS C QUIET)
+  if(MPI_C_FOUND)
+    set(DDL_HAVE_MPI ON)
+    set(DDL_MPI_INCLUDE_DIRS ${MPI_C_INCLUDE_DIRS})
+    set(DDL_MPI_LIBRARIES MPI::MPI_C)
+    set(DDL_MPI_SUMMARY "on (${MPI_C_LIBRARIES})")
+  else()
+    set(DDL_MPI_SUMMARY "off (MPI not found)")
+  endif()
+endif()

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "src/job.hpp"
+
+namespace ddl::cmd {
+
+// The subcommand chosen on the command line; run after parsing, so that exit
+// codes stay under ddl's control (no work inside CLI11 callbacks).
+using Command = std::function<int()>;
+
+// Options shared by run, hosts, bench and render.
+struct CommonOptions {
+  std::string job_file;
+  Overrides overrides;
+  bool json = false;
+  int verbose = 0;
+  bool quiet = false;
+};
+
+// The words after "--" on the command line (empty when there was none).
+void set_trailing_command(std::vector<std::string> words);
+const std::vector<std::string>& trailing_command();
+
+void add_common_options(CLI::App& sub, CommonOptions& opts);
+// Sets the log level from -v/-q and loads the job with the overrides.
+Result<JobSpec> load_job_for(const CommonOptions& opts);
+// Prints `error` as "ddl: error: ..." and returns its exit code.
+int report(const Error& error);
+
+void add_bench(CLI::App& app, Command& selected);
+void add_completions(CLI::App& app, Command& selected);
+void add_hosts(CLI::App& app, Command& selected);
+void add_init(CLI::App& app, Command& selected);
+void add_render(CLI::App& app, Command& selected);
+void add_rsh(CLI::App& app, Command& selected);
+void add_run(CLI::App& app, Command& selected);
+void add_worker(CLI::App& app, Command& selected);
+
+} // namespace ddl::cmd

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "cmd/command.hpp"
+#include "src/log.hpp"
+
+namespace ddl::cmd {
+
+namespace {
+std::vector<std::string>& trailing_storage() {
+  static std::vector<std::string> words;
+  return words;
+}
+} // namespace
+
+void set_trailing_command(std::vector<std::string> words) { trailing_storage() = std::move(words); }
+const std::vector<std::string>& trailing_command() { return trailing_storage(); }
+
+void add_common_options(CLI::App& sub, CommonOptions& opts) {
+  sub.add_option("job", opts.job_file, "Job file (TOML)")->check(CLI::ExistingPath);
+  sub.add_option("-H,--hosts", opts.overrides.hosts, "Hosts, e.g. node[01-04]:8,gpu-a:4");
+  sub.add_option("--hostfile", opts.overrides.hostfile, "OpenMPI, DeepSpeed or MPICH hostfile");
+  sub.add_option("--backend", opts.overrides.backend, "local, ssh, kubernetes or mpirun")
+      ->check(CLI::IsMember({"local", "ssh", "kubernetes", "mpirun"}));
+  sub.add_option("--np", opts.overrides.np, "Number of ranks (default: sum of slots)");
+  sub.add_flag("--json", opts.json, "Machine-readable JSON on stdout");
+  sub.add_flag("-v,--verbose", opts.verbose, "Explain choices (repeat for debug)");
+  sub.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");
+}
+
+Result<JobSpec> load_job_for(const CommonOptions& opts) {
+  set_log_level(opts.verbose, opts.quiet);
+  Overrides overrides = opts.overrides;
+  if (!trailing_command().empty()) {
+    overrides.command = trailing_command();
+  }
+  return load_job(opts.job_file, overrides);
+}
+
+int report(const Error& error) {
+  print_error(error.message);
+  return to_int(error.code);
+}
+
+} // namespace ddl::cmd

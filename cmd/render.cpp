@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+#include <fmt/core.h>
+
+#include "cmd/command.hpp"
+
+namespace ddl::cmd {
+
+void add_render(CLI::App& app, Command& selected) {
+  CLI::App* sub = app.add_subcommand("render", "render (not implemented yet)");
+  sub->callback([&selected] {
+    selected = [] {
+      fmt::print(stderr, "ddl: error: 'render' is not implemented yet\n");
+      return 2;
+    };
+  });
+}
+
+} // namespace ddl::cmd

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Configures and builds ddl into build/ (reused when already configured).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+werror=OFF; [[ ${CI:-} == true ]] && werror=ON
+[[ -f build/CMakeCache.txt ]] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDL_WERROR=$werror >/dev/null
+cmake --build build

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what ddl needs from Debian's archive. `build`: to build ddl;
+# `test` (default): also the real peers the test suite drives (sshd, OpenMPI,
+# PyTorch, clang for the sanitizer and fuzzer builds, shells for completions).
+set -euo pipefail
+mode=${1:-test}
+build_pkgs=(cmake ninja-build g++ pkg-config ccache libcli11-dev libtomlplusplus-dev
+  libfmt-dev libspdlog-dev libssh-dev catch2 openmpi-bin libopenmpi-dev)
+test_pkgs=(clang libclang-rt-14-dev python3 python3-torch openssh-server openssh-client
+  iproute2 iptables procps psmisc groff man-db zsh fish bash-completion pdsh iperf3 hyperfine)
+pkgs=("${build_pkgs[@]}")
+[[ $mode == test ]] && pkgs+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""; [[ $(id -u) == 0 ]] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Installs the build dependencies, builds ddl and runs the example job on this machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh build
+scripts/build.sh
+build/ddl run examples/hello.toml
