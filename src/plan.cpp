@@ -168,7 +168,7 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
   // but bad counts are an error only when the job uses tensorflow.
   if (auto ok = assign_tf_roles(job, plan.ranks); !ok) {
     if (has_framework(job, Framework::tensorflow)) {
-      return std::unexpected(ok.error());
+      return fail(ok.error());
     }
     for (auto& slot : plan.ranks) {
       slot.tf_role.clear();
