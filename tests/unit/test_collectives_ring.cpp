@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/collectives/ring_schedule.hpp"
+#include "src/collectives/sweep.hpp"
 #include "src/collectives/tcp_ring.hpp"
 #include "src/collectives/verify.hpp"
 
@@ -166,4 +167,51 @@ TEST_CASE("reduce: half and bfloat16 round trip small integers", "[collectives]"
   CHECK(float_to_half(65504.0f) == 0x7bff);
   CHECK(float_to_half(1e6f) == 0x7c00);
   CHECK(half_to_float(0x0001) == Approx(5.960464477539063e-08));
+}
+
+TEST_CASE("sweep over the tcp ring: verified, timed, identical on every rank", "[collectives][tcp]") {
+  const int world = 3;
+  FakeExchange exchange(world);
+  SweepOptions options;
+  options.min_bytes = 8;
+  options.max_bytes = 64 * 1024;
+  options.iters = 3;
+  options.warmup_iters = 1;
+  options.type = DataType::float16;
+  std::vector<SweepReport> reports(world);
+  std::vector<std::string> errors(world);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] {
+      auto r = static_cast<std::size_t>(rank);
+      auto ring = connect_tcp_ring(rank, world, exchange.for_rank(rank), TcpOptions{});
+      if (!ring) {
+        errors[r] = ring.error().message;
+        return;
+      }
+      auto report = run_sweep(**ring, options, nullptr);
+      if (!report) {
+        errors[r] = report.error().message;
+        return;
+      }
+      reports[r] = *report;
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  for (const auto& e : errors) {
+    CHECK(e == "");
+  }
+  REQUIRE(reports[0].rows.size() == 14);
+  CHECK(reports[0].wrong == 0);
+  CHECK(reports[0].rows[0].count == 4);
+  for (std::size_t i = 0; i < reports[0].rows.size(); ++i) {
+    const auto& row = reports[0].rows[i];
+    CHECK(row.out_of_place.wrong == 0);
+    CHECK(row.in_place.wrong == 0);
+    CHECK(row.out_of_place.time_us > 0);
+    // Times are averaged over ranks, so every rank reports the same.
+    CHECK(row.out_of_place.time_us == reports[2].rows[i].out_of_place.time_us);
+  }
 }
