@@ -31,6 +31,9 @@ public:
   virtual std::string name() const = 0;
   // Facts for the benchmark's preamble ("streams 2, segment 256 KiB", GPU...).
   virtual std::vector<std::string> facts() const = 0;
+  // For the "# Using devices" lines: GPU index and PCI bus id, or -1 and "cpu".
+  virtual int device() const { return -1; }
+  virtual std::string device_bus() const { return "cpu"; }
 
   virtual Result<Buffer> allocate(std::size_t bytes) = 0;
   virtual Result<void> upload(void* dst, const void* host_src, std::size_t bytes) = 0;
