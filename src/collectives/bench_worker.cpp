@@ -22,7 +22,7 @@ Result<std::string> choose_transport(const WorkerOptions& options, const WorkerC
   bool usable = nccl_usable(context.local_rank, nullptr);
   auto votes = context.allgather(usable ? "1" : "0");
   if (!votes) {
-    return std::unexpected(votes.error());
+    return fail(votes.error());
   }
   for (const auto& vote : *votes) {
     if (vote != "1") {
@@ -47,7 +47,7 @@ Result<std::unique_ptr<Collective>> join_transport(const std::string& transport,
   TcpOptions tcp = options.tcp;
   auto address = local_address_towards(context.rendezvous_host);
   if (!address) {
-    return std::unexpected(address.error());
+    return fail(address.error());
   }
   tcp.listen_address = *address;
   return connect_tcp_ring(context.rank, context.world, context.allgather, tcp);
@@ -68,22 +68,22 @@ std::vector<std::string> distinct_hosts(const std::vector<std::string>& lines_ho
 Result<int> run_bench_worker(const WorkerOptions& options, const WorkerContext& context) {
   auto transport = choose_transport(options, context);
   if (!transport) {
-    return std::unexpected(transport.error());
+    return fail(transport.error());
   }
   auto collective = join_transport(*transport, options, context);
   if (!collective) {
-    return std::unexpected(collective.error());
+    return fail(collective.error());
   }
   Collective& c = **collective;
   auto hosts = context.allgather(context.host);
   if (!hosts) {
-    return std::unexpected(hosts.error());
+    return fail(hosts.error());
   }
   auto rank_lines = context.allgather(format_rank_line(
       context.rank, static_cast<long>(::getpid()), context.host, c.device(), c.device_bus(),
       c.name()));
   if (!rank_lines) {
-    return std::unexpected(rank_lines.error());
+    return fail(rank_lines.error());
   }
   std::size_t sizes = sweep_sizes(options.sweep).size();
   std::size_t done = 0;
@@ -97,17 +97,17 @@ Result<int> run_bench_worker(const WorkerOptions& options, const WorkerContext& 
   };
   auto report = run_sweep(c, options.sweep, on_row);
   if (!report) {
-    return std::unexpected(report.error());
+    return fail(report.error());
   }
   if (context.rank == 0) {
     ReportContext rc{context.version, c.name(), c.world_size(), distinct_hosts(*hosts),
                      c.facts(), *rank_lines};
     if (auto ok = context.publish(k_bench_table_key, format_table(options.sweep, rc, *report));
         !ok) {
-      return std::unexpected(ok.error());
+      return fail(ok.error());
     }
     if (auto ok = context.publish(k_bench_json_key, format_json(*report)); !ok) {
-      return std::unexpected(ok.error());
+      return fail(ok.error());
     }
   }
   return report->wrong > 0 ? 1 : 0;

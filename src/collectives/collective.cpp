@@ -13,11 +13,11 @@ Result<double> Collective::time_ops(int iters, const std::function<Result<void>(
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < iters; ++i) {
     if (auto ok = op(i); !ok) {
-      return std::unexpected(ok.error());
+      return fail(ok.error());
     }
   }
   if (auto ok = synchronize(); !ok) {
-    return std::unexpected(ok.error());
+    return fail(ok.error());
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -31,7 +31,7 @@ namespace {
 
 #define DDL_TRY(expr)                                                                        \
   if (auto&& ddl_try_result = (expr); !ddl_try_result) {                                       \
-    return std::unexpected(ddl_try_result.error());                                          \
+    return fail(ddl_try_result.error());                                          \
   }
 
 class Sweeper {
@@ -44,11 +44,11 @@ public:
     std::size_t bytes = std::max<std::size_t>(max_count_ * element_, element_);
     auto send = c_.allocate(bytes);
     if (!send) {
-      return std::unexpected(send.error());
+      return fail(send.error());
     }
     auto recv = c_.allocate(bytes);
     if (!recv) {
-      return std::unexpected(recv.error());
+      return fail(recv.error());
     }
     send_ = std::move(*send);
     recv_ = std::move(*recv);
@@ -67,7 +67,7 @@ public:
     Measurement m;
     auto seconds = time(count, in_place);
     if (!seconds) {
-      return std::unexpected(seconds.error());
+      return fail(seconds.error());
     }
     std::array<double, 1> total{*seconds};
     DDL_TRY(c_.host_sum(total));
@@ -81,7 +81,7 @@ public:
       for (int run = 0; run < o_.check; ++run) {
         auto found = verify(count, in_place, seed + static_cast<std::uint64_t>(run));
         if (!found) {
-          return std::unexpected(found.error());
+          return fail(found.error());
         }
         wrong += static_cast<double>(*found);
       }
@@ -165,11 +165,11 @@ Result<SweepReport> run_sweep(Collective& collective, const SweepOptions& option
     row.op = options.op;
     auto out = sweeper.measure(row.count, false, seed);
     if (!out) {
-      return std::unexpected(out.error());
+      return fail(out.error());
     }
     auto in = sweeper.measure(row.count, true, seed + 1000);
     if (!in) {
-      return std::unexpected(in.error());
+      return fail(in.error());
     }
     seed += 1;
     row.out_of_place = *out;

@@ -102,21 +102,21 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
   auto listener = listen_tcp(options_.listen_address, 0);
   if (!listener) {
-    return std::unexpected(listener.error());
+    return fail(listener.error());
   }
   std::uint64_t cookie = (static_cast<std::uint64_t>(std::random_device{}()) << 32) |
                          std::random_device{}();
   auto all = exchange(fmt::format("{}:{:x}", join_host_port(listener->address, listener->port),
                                   cookie));
   if (!all) {
-    return std::unexpected(all.error());
+    return fail(all.error());
   }
   if (all->size() != static_cast<std::size_t>(world_)) {
     return fail(ExitCode::launch, "ring exchange returned the wrong number of addresses");
   }
   auto right = parse_peer((*all)[static_cast<std::size_t>((rank_ + 1) % world_)]);
   if (!right) {
-    return std::unexpected(right.error());
+    return fail(right.error());
   }
   auto streams = static_cast<std::size_t>(options_.streams);
   // Connect first: the listen backlog completes our connections even before
@@ -124,7 +124,7 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   for (std::size_t s = 0; s < streams; ++s) {
     auto fd = connect_tcp(right->host, right->port, deadline);
     if (!fd) {
-      return std::unexpected(fd.error());
+      return fail(fd.error());
     }
     Hello hello{k_hello_magic, static_cast<std::uint32_t>(rank_), static_cast<std::uint32_t>(s),
                 0, right->cookie};
@@ -138,7 +138,7 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   for (std::size_t accepted = 0; accepted < streams;) {
     auto fd = accept_tcp(listener->fd.get(), deadline);
     if (!fd) {
-      return std::unexpected(fd.error());
+      return fail(fd.error());
     }
     Hello hello;
     if (!read_all(fd->get(), &hello, sizeof hello, deadline) || hello.magic != k_hello_magic ||
@@ -287,11 +287,11 @@ Result<void> TcpRing::allreduce(const void* send, void* recv, std::size_t count,
     for (std::size_t s = 0; s < cursors_.size(); ++s) {
       auto sent = pump_send(s, call);
       if (!sent) {
-        return std::unexpected(sent.error());
+        return fail(sent.error());
       }
       auto got = pump_recv(s, call);
       if (!got) {
-        return std::unexpected(got.error());
+        return fail(got.error());
       }
       progressed = progressed || *sent || *got;
     }
@@ -318,7 +318,7 @@ Result<std::unique_ptr<Collective>> connect_tcp_ring(int rank, int world,
   auto ring = std::make_unique<TcpRing>(rank, world, checked);
   if (world > 1) {
     if (auto ok = ring->join(exchange); !ok) {
-      return std::unexpected(ok.error());
+      return fail(ok.error());
     }
   }
   return std::unique_ptr<Collective>(std::move(ring));

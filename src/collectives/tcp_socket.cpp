@@ -107,7 +107,7 @@ bool split_host_port(const std::string& text, std::string& host, int& port) {
 Result<Listener> listen_tcp(const std::string& address, int port, int backlog) {
   auto found = resolve(address, port, true);
   if (!found) {
-    return std::unexpected(found.error());
+    return fail(found.error());
   }
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(*found, ::freeaddrinfo);
   Fd fd(::socket(list->ai_family, list->ai_socktype | SOCK_CLOEXEC, 0));
@@ -138,7 +138,7 @@ Result<std::string> local_address_towards(const std::string& host) {
   }
   auto found = resolve(host, 9, false);
   if (!found) {
-    return std::unexpected(found.error());
+    return fail(found.error());
   }
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(*found, ::freeaddrinfo);
   Fd fd(::socket(list->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
@@ -157,7 +157,7 @@ Result<Fd> connect_tcp(const std::string& host, int port,
   while (true) {
     auto found = resolve(host, port, false);
     if (!found) {
-      return std::unexpected(found.error());
+      return fail(found.error());
     }
     std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(*found, ::freeaddrinfo);
     for (addrinfo* ai = list.get(); ai != nullptr; ai = ai->ai_next) {

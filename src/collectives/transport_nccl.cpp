@@ -107,7 +107,7 @@ const CudaApi& api() {
   return loaded;
 }
 
-std::unexpected<Error> unavailable(const std::string& why) {
+Unexpected unavailable(const std::string& why) {
   return fail(ExitCode::launch, std::string(k_nccl_unavailable) + why + "; use --transport tcp");
 }
 
@@ -246,7 +246,7 @@ Result<void> NcclCollective::init(const Allgather& exchange) {
   }
   auto all = exchange(mine);
   if (!all) {
-    return std::unexpected(all.error());
+    return fail(all.error());
   }
   if (all->empty() || !from_hex(all->front(), id.internal, sizeof id.internal)) {
     return fail(ExitCode::launch, "malformed NCCL unique id from rank 0");
@@ -259,7 +259,7 @@ Result<void> NcclCollective::init(const Allgather& exchange) {
   }
   auto scratch = allocate(4096);
   if (!scratch) {
-    return std::unexpected(scratch.error());
+    return fail(scratch.error());
   }
   scratch_ = std::move(*scratch);
   return {};
@@ -277,7 +277,7 @@ std::vector<std::string> NcclCollective::facts() const {
 Result<Buffer> NcclCollective::allocate(std::size_t bytes) {
   void* ptr = nullptr;
   if (auto ok = cuda(api().malloc(&ptr, std::max<std::size_t>(bytes, 1)), "cudaMalloc"); !ok) {
-    return std::unexpected(ok.error());
+    return fail(ok.error());
   }
   return Buffer(ptr, [](void* p) { api().free(p); });
 }
@@ -305,30 +305,30 @@ Result<double> NcclCollective::time_ops(int iters, const std::function<Result<vo
   cudaEvent_t start = nullptr;
   cudaEvent_t stop = nullptr;
   if (auto ok = cuda(a.event_create(&start), "cudaEventCreate"); !ok) {
-    return std::unexpected(ok.error());
+    return fail(ok.error());
   }
   if (auto ok = cuda(a.event_create(&stop), "cudaEventCreate"); !ok) {
     a.event_destroy(start);
-    return std::unexpected(ok.error());
+    return fail(ok.error());
   }
   auto run = [&]() -> Result<double> {
     if (auto ok = cuda(a.event_record(start, stream_), "cudaEventRecord"); !ok) {
-      return std::unexpected(ok.error());
+      return fail(ok.error());
     }
     for (int i = 0; i < iters; ++i) {
       if (auto ok = op(i); !ok) {
-        return std::unexpected(ok.error());
+        return fail(ok.error());
       }
     }
     if (auto ok = cuda(a.event_record(stop, stream_), "cudaEventRecord"); !ok) {
-      return std::unexpected(ok.error());
+      return fail(ok.error());
     }
     if (auto ok = cuda(a.event_synchronize(stop), "cudaEventSynchronize"); !ok) {
-      return std::unexpected(ok.error());
+      return fail(ok.error());
     }
     float millis = 0;
     if (auto ok = cuda(a.event_elapsed(&millis, start, stop), "cudaEventElapsedTime"); !ok) {
-      return std::unexpected(ok.error());
+      return fail(ok.error());
     }
     return static_cast<double>(millis) / 1e3;
   };
@@ -371,11 +371,11 @@ Result<std::unique_ptr<Collective>> connect_nccl(int rank, int world, int local_
                                                  const Allgather& exchange) {
   auto device = pick_device(local_rank);
   if (!device) {
-    return std::unexpected(device.error());
+    return fail(device.error());
   }
   auto collective = std::make_unique<NcclCollective>(rank, world, *device);
   if (auto ok = collective->init(exchange); !ok) {
-    return std::unexpected(ok.error());
+    return fail(ok.error());
   }
   return std::unique_ptr<Collective>(std::move(collective));
 }
