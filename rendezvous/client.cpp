@@ -26,7 +26,7 @@ Result<std::string> env_value(const char* name) {
 
 Result<int> env_int(const char* name) {
   auto text = env_value(name);
-  if (!text) return std::unexpected(text.error());
+  if (!text) return fail(text.error());
   auto value = parse_int(*text);
   if (!value || *value > 1'000'000'000) {
     return fail(ExitCode::launch, fmt::format("{}='{}' is not a number", name, *text));
@@ -79,20 +79,20 @@ struct Client::State {
     return {};
   }
 
-  std::unexpected<Error> broken(Error error) {
+  Unexpected broken(Error error) {
     fd.reset();
-    return std::unexpected(std::move(error));
+    return fail(std::move(error));
   }
 
   // Sends a request and reads its reply: a frame of type `want`, or an error.
   Result<std::string> call(std::string frame, MsgType want, std::string_view what,
                            Clock::time_point deadline) {
-    if (auto ok = send(frame, deadline); !ok) return std::unexpected(ok.error());
+    if (auto ok = send(frame, deadline); !ok) return fail(ok.error());
     auto reply = receive(deadline);
     if (!reply) {
       Error error = reply.error();
       error.message = fmt::format("{} failed: {}", what, error.message);
-      return std::unexpected(error);
+      return fail(error);
     }
     FrameReader reader(*reply);
     if (reader.type() == want) return reply;
@@ -125,19 +125,19 @@ int Client::world_size() const { return state_->world_size; }
 Result<Client> Client::connect(const JoinInfo& who, Millis timeout) {
   auto deadline = Clock::now() + timeout;
   auto endpoint = parse_endpoint(who.endpoint);
-  if (!endpoint) return std::unexpected(endpoint.error());
+  if (!endpoint) return fail(endpoint.error());
   if (who.rank < 0 || who.world_size < 1) {
     return fail(ExitCode::launch, fmt::format("rendezvous: bad rank {} of world size {}",
                                               who.rank, who.world_size));
   }
   auto fd = dial_tcp(endpoint->host, endpoint->port, deadline);
-  if (!fd) return std::unexpected(fd.error());
+  if (!fd) return fail(fd.error());
   auto state = std::make_unique<State>();
   state->fd = std::move(*fd);
   state->rank = who.rank;
   state->world_size = who.world_size;
   auto hello = state->receive(deadline);
-  if (!hello) return std::unexpected(hello.error());
+  if (!hello) return fail(hello.error());
   FrameReader reader(*hello);
   auto version = reader.u32();
   auto nonce = reader.raw(k_nonce_bytes);
@@ -156,7 +156,7 @@ Result<Client> Client::connect(const JoinInfo& who, Millis timeout) {
   auto joined = state->call(std::move(join), MsgType::ok, "join", deadline);
   if (!joined) {
     state->fd.reset();
-    return std::unexpected(joined.error());
+    return fail(joined.error());
   }
   return Client(std::move(state));
 }
@@ -164,14 +164,14 @@ Result<Client> Client::connect(const JoinInfo& who, Millis timeout) {
 Result<void> Client::barrier(Millis timeout) {
   auto reply = state_->call(FrameWriter(MsgType::barrier).finish(), MsgType::ok, "barrier",
                             Clock::now() + timeout);
-  if (!reply) return std::unexpected(reply.error());
+  if (!reply) return fail(reply.error());
   return {};
 }
 
 Result<void> Client::set(std::string_view key, std::string_view value) {
   auto reply = state_->call(FrameWriter(MsgType::set).bytes(key).bytes(value).finish(),
                             MsgType::ok, "set", Clock::now() + k_set_timeout);
-  if (!reply) return std::unexpected(reply.error());
+  if (!reply) return fail(reply.error());
   return {};
 }
 
@@ -179,7 +179,7 @@ Result<std::string> Client::get(std::string_view key, Millis timeout) {
   auto ms = static_cast<std::uint32_t>(std::clamp<long long>(timeout.count(), 0, 0x7fffffff));
   auto reply = state_->call(FrameWriter(MsgType::get).bytes(key).u32(ms).finish(), MsgType::value,
                             "get", Clock::now() + timeout + k_reply_slack);
-  if (!reply) return std::unexpected(reply.error());
+  if (!reply) return fail(reply.error());
   FrameReader reader(*reply);
   auto value = reader.bytes();
   if (!value) return fail(ExitCode::launch, "rendezvous: malformed VALUE");
@@ -189,7 +189,7 @@ Result<std::string> Client::get(std::string_view key, Millis timeout) {
 Result<std::vector<std::string>> Client::allgather(std::string_view value, Millis timeout) {
   auto reply = state_->call(FrameWriter(MsgType::allgather).bytes(value).finish(),
                             MsgType::values, "allgather", Clock::now() + timeout);
-  if (!reply) return std::unexpected(reply.error());
+  if (!reply) return fail(reply.error());
   FrameReader reader(*reply);
   auto count = reader.u32();
   if (!count || *count != static_cast<std::uint32_t>(state_->world_size)) {

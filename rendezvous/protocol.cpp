@@ -111,7 +111,7 @@ Result<std::string> random_bytes(std::size_t size) {
 
 Result<std::string> generate_token() {
   auto bytes = random_bytes(32);
-  if (!bytes) return std::unexpected(bytes.error());
+  if (!bytes) return fail(bytes.error());
   return to_hex(*bytes);
 }
 

@@ -33,6 +33,15 @@ void epoll_set(int epoll, int op, int fd, std::uint32_t events, std::uint64_t ta
 
 } // namespace
 
+std::string duration_text(Millis value) {
+  auto ms = value.count();
+  if (ms >= 3'600'000 && ms % 3'600'000 == 0) return fmt::format("{}h", ms / 3'600'000);
+  if (ms >= 60'000 && ms % 60'000 == 0) return fmt::format("{}m", ms / 60'000);
+  if (ms >= 1000 && ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
+  if (ms >= 1000) return fmt::format("{:g}s", static_cast<double>(ms) / 1000.0);
+  return fmt::format("{}ms", ms);
+}
+
 Server::Server() : impl_(std::make_unique<Impl>()) {}
 Server::~Server() { stop(); }
 
@@ -42,7 +51,7 @@ Result<std::string> Server::start(const ServerOptions& options) {
   impl_->options = options;
   int backlog = std::min(options.world_size + options.spare_connections, 65535);
   auto listener = listen_tcp(options.bind_address, options.port, backlog);
-  if (!listener) return std::unexpected(listener.error());
+  if (!listener) return fail(listener.error());
   impl_->listener = std::move(*listener);
   impl_->epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
   impl_->wake = Fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
@@ -113,7 +122,7 @@ std::optional<std::string> Server::value(std::string_view key) const {
 
 std::string overdue_message(Millis timeout, const std::vector<int>& ranks) {
   return fmt::format("rendezvous timed out after {}: rank{} {} never joined",
-                     format_duration(timeout), ranks.size() == 1 ? "" : "s",
+                     duration_text(timeout), ranks.size() == 1 ? "" : "s",
                      fmt::join(ranks, ", "));
 }
 
@@ -318,7 +327,7 @@ void Server::Impl::check_deadlines(Clock::time_point now) {
     if (conn->rank < 0) {
       if (now >= conn->handshake_deadline) {
         spdlog::debug("rendezvous: dropped a connection that did not join within {}",
-                      format_duration(options.handshake_timeout));
+                      duration_text(options.handshake_timeout));
         doom(*conn);
       } else {
         watch_deadline(conn->handshake_deadline);
@@ -328,7 +337,7 @@ void Server::Impl::check_deadlines(Clock::time_point now) {
         conn->pending = Pending::none;
         reply_error(*conn, ErrorKind::timed_out,
                     fmt::format("timed out after {} waiting for key '{}'",
-                                format_duration(conn->get_timeout), conn->get_key));
+                                duration_text(conn->get_timeout), conn->get_key));
       } else {
         watch_deadline(conn->get_deadline);
       }

@@ -83,7 +83,7 @@ void Fd::reset() {
 
 Result<Fd> listen_tcp(const std::string& host, int port, int backlog) {
   AddrInfoList addresses;
-  if (auto ok = resolve(host, port, false, addresses); !ok) return std::unexpected(ok.error());
+  if (auto ok = resolve(host, port, false, addresses); !ok) return fail(ok.error());
   std::string last_error = "no usable address";
   for (addrinfo* ai = addresses.head; ai; ai = ai->ai_next) {
     Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -117,7 +117,7 @@ int local_port(int fd) {
 
 Result<Fd> dial_tcp(const std::string& host, int port, Clock::time_point deadline) {
   AddrInfoList addresses;
-  if (auto ok = resolve(host, port, false, addresses); !ok) return std::unexpected(ok.error());
+  if (auto ok = resolve(host, port, false, addresses); !ok) return fail(ok.error());
   std::string last_error = "no usable address";
   auto pause = std::chrono::milliseconds(10);
   for (;;) {
