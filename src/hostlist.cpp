@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t k_max_hosts = 65536;
 constexpr std::size_t k_max_number_digits = 9;
 
-std::unexpected<Error> bad(std::string message) {
+Unexpected bad(std::string message) {
   return fail(ExitCode::usage, std::move(message));
 }
 
@@ -92,7 +92,7 @@ Result<std::vector<std::string>> expand_name(std::string_view name, std::string_
     }
     auto values = expand_ranges(name.substr(open + 1, close - open - 1), item);
     if (!values) {
-      return std::unexpected(values.error());
+      return fail(values.error());
     }
     if (names.size() * values->size() > k_max_hosts) {
       return bad(fmt::format("{} expands to more than {} hosts", show(item), k_max_hosts));
@@ -135,7 +135,7 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
       if (!rest.empty()) {
         auto slots = parse_slots(rest.substr(1), item);
         if (!slots) {
-          return std::unexpected(slots.error());
+          return fail(slots.error());
         }
         host.slots = *slots;
       }
@@ -159,7 +159,7 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
     pattern = item.substr(0, colon);
     auto parsed = parse_slots(item.substr(colon + 1), item);
     if (!parsed) {
-      return std::unexpected(parsed.error());
+      return fail(parsed.error());
     }
     slots = *parsed;
   }
@@ -168,7 +168,7 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
   }
   auto names = expand_name(pattern, item);
   if (!names) {
-    return std::unexpected(names.error());
+    return fail(names.error());
   }
   std::vector<HostSpec> hosts;
   hosts.reserve(names->size());
@@ -205,7 +205,7 @@ Result<std::vector<HostSpec>> expand_hostlist(std::string_view text) {
     }
     auto expanded = expand_item(item);
     if (!expanded) {
-      return std::unexpected(expanded.error());
+      return fail(expanded.error());
     }
     if (hosts.size() + expanded->size() > k_max_hosts) {
       return bad(fmt::format("{} expands to more than {} hosts", show(text), k_max_hosts));

@@ -107,7 +107,7 @@ Result<JobSpec> load_job(const std::string& path, const Overrides& overrides) {
   }
   auto text = read_job_file(path);
   if (!text) {
-    return std::unexpected(text.error());
+    return fail(text.error());
   }
   std::string_view view = *text;
   return build_job(&view, path, overrides);

@@ -110,11 +110,12 @@ void read_env(const Section& job_section, JobSpec& job) {
   }
 }
 
-// A variable name, or a glob of one where '*' matches any run: "NCCL_*".
+// A variable name, or a name prefix and '*': "NCCL_*".
 bool is_env_pattern(std::string_view pattern) {
-  std::string name(pattern);
-  std::replace(name.begin(), name.end(), '*', 'X');
-  return is_env_name(name);
+  if (pattern.ends_with('*')) {
+    pattern.remove_suffix(1);
+  }
+  return is_env_name(pattern);
 }
 
 // An array of strings, each element checked by `accept` (which reports).

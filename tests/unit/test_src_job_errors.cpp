@@ -150,7 +150,11 @@ TEST_CASE("env names and values", "[job][errors]") {
         "job.toml:2:11: job.workdir: contains a NUL byte");
   CHECK(errors("[job]\nenv_pass = [\"NCCL-*\"]\n") ==
         "job.toml:2:13: job.env_pass: 'NCCL-*' is not a variable name or a NAME_* pattern");
-  CHECK(errors("[job]\nenv_pass = [\"*\", \"A*B\"]\n").empty());
+  CHECK(errors("[job]\nenv_pass = [\"*\"]\n") ==
+        "job.toml:2:13: job.env_pass: '*' is not a variable name or a NAME_* pattern");
+  CHECK(errors("[job]\nenv_pass = [\"A*B\"]\n") ==
+        "job.toml:2:13: job.env_pass: 'A*B' is not a variable name or a NAME_* pattern");
+  CHECK(errors("[job]\nenv_pass = [\"A\", \"B*\"]\n").empty());
 }
 
 TEST_CASE("host names and hostlists in [hosts] list", "[job][errors]") {

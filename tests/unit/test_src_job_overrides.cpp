@@ -82,7 +82,7 @@ TEST_CASE("overrides replace the job file's values", "[job][overrides]") {
   CHECK_FALSE(job->command_is_shell);
 }
 
-TEST_CASE("--hostfile replaces the job file's host source", "[job][overrides]") {
+TEST_CASE("the hostfile option replaces the job file's host source", "[job][overrides]") {
   TempDir dir;
   std::string hostfile = dir.write("hosts", "a slots=2\n");
   ddl::Overrides o;
