@@ -176,7 +176,7 @@ int pump_and_wait(Spawned& child, const std::function<void(Stream, std::string_v
 Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms) {
   auto child = spawn_piped(argv, {});
   if (!child) {
-    return std::unexpected(child.error());
+    return fail(child.error());
   }
   close_fd(child->in_fd);
   Captured result;

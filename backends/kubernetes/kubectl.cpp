@@ -74,7 +74,7 @@ Result<Inventory> kubernetes_inventory(const JobSpec& job) {
   }
   auto captured = run_captured(get_pods_argv(k8s), k_get_pods_timeout_ms);
   if (!captured) {
-    return std::unexpected(captured.error());
+    return fail(captured.error());
   }
   if (captured->timed_out || captured->exit.code != 0) {
     std::string why = captured->timed_out ? "timed out" : last_line(captured->err);
@@ -83,7 +83,7 @@ Result<Inventory> kubernetes_inventory(const JobSpec& job) {
   }
   auto scan = scan_pods(captured->out, k8s.container, job.hosts.slots.value_or(1));
   if (!scan) {
-    return std::unexpected(scan.error());
+    return fail(scan.error());
   }
   std::string skipped;
   for (const auto& pod : scan->skipped) {

@@ -122,7 +122,7 @@ Result<Host> pod_host(const json& pod, const std::string& container_name, int de
   }
   auto gpus = gpu_limit(*container, name);
   if (!gpus) {
-    return std::unexpected(gpus.error());
+    return fail(gpus.error());
   }
   if (*gpus > 0) {
     host.slots = *gpus;

@@ -82,14 +82,14 @@ Result<long long> parse_whole_quantity(std::string_view text) {
   if (auto e = number.find_first_of("eE"); !has_suffix && e != std::string_view::npos) {
     auto exp_value = parse_int(number.substr(e + 1));
     if (!exp_value || *exp_value > 18) {
-      return std::unexpected(bad(text, "is not a valid Kubernetes quantity"));
+      return fail(bad(text, "is not a valid Kubernetes quantity"));
     }
     exponent = static_cast<int>(*exp_value);
     number = number.substr(0, e);
   }
   auto decimal = parse_decimal(number);
   if (!decimal) {
-    return std::unexpected(bad(text, "is not a valid Kubernetes quantity"));
+    return fail(bad(text, "is not a valid Kubernetes quantity"));
   }
   auto [mantissa, fraction_digits] = *decimal;
   // value = mantissa * base^exponent / 10^fraction_digits, exactly.
@@ -103,18 +103,18 @@ Result<long long> parse_whole_quantity(std::string_view text) {
   for (; tens > 0; --tens) {
     numerator *= 10;
     if (numerator > k_max_quantity) {
-      return std::unexpected(bad(text, "is too large"));
+      return fail(bad(text, "is too large"));
     }
   }
   for (; tens < 0; ++tens) {
     denominator *= 10;
   }
   if (numerator % denominator != 0) {
-    return std::unexpected(bad(text, "is not a whole number"));
+    return fail(bad(text, "is not a whole number"));
   }
   Wide value = numerator / denominator;
   if (value > k_max_quantity) {
-    return std::unexpected(bad(text, "is too large"));
+    return fail(bad(text, "is too large"));
   }
   return static_cast<long long>(value);
 }
