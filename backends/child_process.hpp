@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "src/error.hpp"
+#include "src/job.hpp"
+
+namespace ddl {
+
+// A helper program (kubectl, mpirun) started with pipes on 0, 1 and 2.
+struct Spawned {
+  pid_t pid = -1;
+  int in_fd = -1;   // write end of its stdin; closing it is its EOF
+  int out_fd = -1;
+  int err_fd = -1;
+};
+
+struct SpawnOptions {
+  EnvList set_env;               // added to (or replacing in) the inherited environment
+  bool new_process_group = false;
+};
+
+// Starts argv[0] (searched in PATH). A program that cannot be executed is an
+// error naming it (ExitCode::launch). Every fd but 0, 1, 2 is closed in it.
+Result<Spawned> spawn_piped(const std::vector<std::string>& argv, const SpawnOptions& options);
+
+// How a finished child ended, from its wait status.
+RankExit exit_of_status(int wait_status);
+
+// Reads the child's stdout and stderr until both close, handing each chunk to
+// `sink`, then reaps it. With `deadline_ms`, kills it (SIGKILL) when it runs
+// longer and sets `timed_out`. Closes the out/err fds (and in_fd if open).
+int pump_and_wait(Spawned& child, const std::function<void(Stream, std::string_view)>& sink,
+                  std::optional<long> deadline_ms = std::nullopt, bool* timed_out = nullptr);
+
+struct Captured {
+  RankExit exit;
+  std::string out;
+  std::string err;
+  bool timed_out = false;
+};
+
+// Runs a short helper command to completion, capturing its output.
+Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms);
+
+} // namespace ddl

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+#include "backends/kubernetes/kubernetes_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <unistd.h>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "backends/child_process.hpp"
+#include "backends/kubernetes/kubectl.hpp"
+#include "backends/kubernetes/kubectl_stderr.hpp"
+#include "backends/shim.hpp"
+
+namespace ddl::kubernetes {
+
+namespace {
+
+constexpr long k_check_timeout_ms = 60'000;
+constexpr int k_parallel_checks = 16;
+constexpr auto k_shutdown_wait = std::chrono::seconds(5);
+
+// Launcher-machine variables that would break a container's own PATH, HOME...
+// (rank env starts from the launcher's login variables); kept only when the
+// user named them in [job] env, env_pass or -x.
+bool is_launcher_only(std::string_view name) {
+  for (std::string_view local : {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TERM"}) {
+    if (name == local) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return false;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+struct ExecResult {
+  RankExit exit;
+  bool shim_started = false;
+  std::string kubectl_message;
+};
+
+// One short shim run in a pod (the preflight check), bounded in time.
+Result<ExecResult> exec_once(const KubernetesSection& k8s, const std::string& pod, const ShimJob& job) {
+  auto payload = shim_payload(job);
+  if (!payload) {
+    return fail(payload.error());
+  }
+  auto child = spawn_piped(exec_argv(k8s, pod, {"sh", "-c", std::string(shim_script())}),
+                           {.set_env = {}, .new_process_group = true});
+  if (!child) {
+    return fail(child.error());
+  }
+  write_all(child->in_fd, *payload);
+  KubectlStderr err;
+  bool timed_out = false;
+  int status = pump_and_wait(
+      *child, [&](Stream stream, std::string_view bytes) {
+        if (stream == Stream::err) {
+          err.feed(bytes);
+        }
+      },
+      k_check_timeout_ms, &timed_out);
+  ExecResult result{exit_of_status(status), false, ""};
+  err.finish(result.exit.code);
+  result.shim_started = err.shim_started();
+  result.kubectl_message = timed_out ? "kubectl exec timed out" : err.kubectl_message();
+  return result;
+}
+
+std::string check_problem(const Result<ExecResult>& result, const std::string& workdir,
+                          const std::string& program) {
+  if (!result) {
+    return result.error().message;
+  }
+  if (!result->shim_started) {
+    return result->kubectl_message.empty()
+               ? fmt::format("kubectl exec failed (exit {})", result->exit.code)
+               : result->kubectl_message;
+  }
+  switch (result->exit.code) {
+    case 0: return "";
+    case 126: return fmt::format("workdir {} does not exist", workdir);
+    case 127: return fmt::format("command not found: {}", program);
+    default: return fmt::format("the preflight check failed (exit {})", result->exit.code);
+  }
+}
+
+} // namespace
+
+KubernetesBackend::KubernetesBackend(const JobSpec& job)
+    : k8s_(job.kubernetes), program_(job.command.empty() ? "sh" : job.command.front()),
+      workdir_(job.workdir) {
+  if (job.command_is_shell) {
+    program_ = "sh";
+  }
+  for (const auto& [name, value] : job.env) {
+    keep_names_.push_back(name);
+  }
+  keep_names_.insert(keep_names_.end(), job.env_pass.begin(), job.env_pass.end());
+  // A rank's stdin is a pipe to kubectl; a write after kubectl died must be
+  // an error, not the end of ddl.
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+KubernetesBackend::~KubernetesBackend() { shutdown(); }
+
+Result<void> KubernetesBackend::prepare(const Plan& plan) {
+  ShimJob check;
+  check.workdir = workdir_;
+  check.argv = {"sh", "-c", "command -v \"$1\" >/dev/null 2>&1", "ddl-check", program_};
+  check.grace = Millis{1000};
+  std::vector<std::string> problems(plan.hosts.size());
+  std::vector<std::thread> workers;
+  std::atomic<std::size_t> next{0};
+  int threads = std::min<int>(k_parallel_checks, static_cast<int>(plan.hosts.size()));
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      for (std::size_t i = next++; i < plan.hosts.size(); i = next++) {
+        auto result = exec_once(k8s_, plan.hosts[i].name, check);
+        problems[i] = check_problem(result, workdir_, program_);
+      }
+    });
+  }
+  for (auto& worker : workers) {
+    worker.join();
+  }
+  std::string report;
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < plan.hosts.size(); ++i) {
+    if (!problems[i].empty()) {
+      report += fmt::format("\n  pod {}: {}", plan.hosts[i].name, problems[i]);
+      ++failed;
+    }
+  }
+  if (failed > 0) {
+    return fail(ExitCode::launch, fmt::format("cannot start in {} of {} pod{}:{}", failed,
+                                              plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s", report));
+  }
+  spdlog::info("kubernetes: kubectl exec works in {} pod{}", plan.hosts.size(),
+               plan.hosts.size() == 1 ? "" : "s");
+  return {};
+}
+
+Result<void> KubernetesBackend::start(const RankLaunch& launch, RankEvents& events) {
+  ShimJob job{{}, workdir_, launch.argv, launch.grace};
+  for (const auto& [name, value] : launch.env) {
+    bool asked = std::find(keep_names_.begin(), keep_names_.end(), name) != keep_names_.end();
+    if (asked || !is_launcher_only(name)) {
+      job.env.emplace_back(name, value);
+    }
+  }
+  auto payload = shim_payload(job);
+  if (!payload) {
+    return fail(payload.error());
+  }
+  auto child = spawn_piped(exec_argv(k8s_, launch.host.name, {"sh", "-c", std::string(shim_script())}),
+                           {.set_env = {}, .new_process_group = true});
+  if (!child) {
+    return fail(child.error());
+  }
+  write_all(child->in_fd, *payload);
+  auto rank = std::make_unique<Rank>();
+  rank->pid = child->pid;
+  rank->in_fd = child->in_fd;
+  child->in_fd = -1;  // the pump must not close it: it is the rank's lifeline
+  Rank* raw = rank.get();
+  {
+    std::lock_guard lock(ranks_mutex_);
+    ranks_[launch.rank] = std::move(rank);
+  }
+  events.started(launch.rank, child->pid);
+  int id = launch.rank;
+  std::string pod = launch.host.name;
+  raw->pump = std::thread([raw, id, pod, spawned = *child, &events]() mutable {
+    KubectlStderr err;
+    int status = pump_and_wait(spawned, [&](Stream stream, std::string_view bytes) {
+      if (stream == Stream::out) {
+        events.output(id, stream, bytes);
+      } else if (std::string pass = err.feed(bytes); !pass.empty()) {
+        events.output(id, stream, pass);
+      }
+    });
+    RankExit how = exit_of_status(status);
+    if (std::string rest = err.finish(how.code); !rest.empty()) {
+      events.output(id, Stream::err, rest);
+    }
+    if (!err.shim_started() && how.code != 0) {
+      std::string said = err.kubectl_message();
+      how.launch_error = fmt::format("kubectl exec in pod {} failed: {}", pod,
+                                     said.empty() ? fmt::format("exit {}", how.code) : said);
+    }
+    {
+      std::lock_guard lock(raw->mutex);
+      if (raw->in_fd >= 0) {
+        ::close(raw->in_fd);
+        raw->in_fd = -1;
+      }
+    }
+    raw->done = true;
+    events.exited(id, how);
+  });
+  return {};
+}
+
+void KubernetesBackend::write_control(Rank& rank, std::string_view line, bool then_close) {
+  std::lock_guard lock(rank.mutex);
+  if (rank.in_fd < 0) {
+    return;
+  }
+  write_all(rank.in_fd, line);
+  if (then_close) {
+    ::close(rank.in_fd);
+    rank.in_fd = -1;
+  }
+}
+
+void KubernetesBackend::signal(int rank, int signo) {
+  auto line = shim_signal_line(signo);
+  if (!line) {
+    return;
+  }
+  std::lock_guard lock(ranks_mutex_);
+  if (auto it = ranks_.find(rank); it != ranks_.end()) {
+    write_control(*it->second, *line, false);
+  }
+}
+
+void KubernetesBackend::shutdown() {
+  std::lock_guard lock(ranks_mutex_);
+  for (auto& [id, rank] : ranks_) {
+    write_control(*rank, "KILL\n", true);
+  }
+  auto deadline = std::chrono::steady_clock::now() + k_shutdown_wait;
+  for (auto& [id, rank] : ranks_) {
+    while (!rank->done && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!rank->done) {
+      // kubectl hangs (API server gone): the pod side ends on its own when
+      // the stream drops; do not wait for it here.
+      ::kill(static_cast<pid_t>(rank->pid), SIGKILL);
+    }
+  }
+  for (auto& [id, rank] : ranks_) {
+    if (rank->pump.joinable()) {
+      rank->pump.join();
+    }
+  }
+  ranks_.clear();
+}
+
+} // namespace ddl::kubernetes

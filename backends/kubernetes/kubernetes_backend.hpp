@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/backend.hpp"
+
+namespace ddl::kubernetes {
+
+// Ranks inside pods: one `kubectl exec -i POD [-c C] -- sh -c SHIM` per rank,
+// the shim of backends/shim.hpp reading the rank's env, workdir and argv on
+// stdin. Closing that stdin (ddl ends, or is killed) ends the rank inside the
+// pod, which a plain kill of kubectl would not. prepare() checks in every pod
+// at once that kubectl works and that the workdir and command exist.
+class KubernetesBackend final : public Backend {
+public:
+  explicit KubernetesBackend(const JobSpec& job);
+  ~KubernetesBackend() override;
+
+  Result<void> prepare(const Plan& plan) override;
+  Result<void> start(const RankLaunch& launch, RankEvents& events) override;
+  void signal(int rank, int signo) override;
+  void shutdown() override;
+
+private:
+  struct Rank {
+    long pid = -1;
+    int in_fd = -1;          // guarded by mutex; -1 once closed
+    std::mutex mutex;
+    std::atomic<bool> done{false};
+    std::thread pump;
+  };
+
+  void write_control(Rank& rank, std::string_view line, bool then_close);
+
+  KubernetesSection k8s_;
+  std::string program_;      // the job's command[0], for the preflight check
+  std::string workdir_;      // [job] workdir; "" = the container's
+  std::vector<std::string> keep_names_;  // env names the user asked for
+  std::mutex ranks_mutex_;
+  std::map<int, std::unique_ptr<Rank>> ranks_;
+};
+
+} // namespace ddl::kubernetes

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+#include "backends/shim.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "src/text.hpp"
+
+namespace ddl {
+
+namespace {
+
+// The program every remote rank runs under (`sh -c SHIM`). It holds no single
+// quote, so that it can be single-quoted for any login shell. Reads a
+// length-prefixed payload (shim_payload) from stdin, then starts the command
+// in a new session and watches stdin: control lines signal the group, EOF or
+// "stop" ends it (TERM, grace, KILL). Exits with the command's status, or dies
+// by the same signal, with core dumps off, so that sshd reports exit-signal.
+// dash ignores SIGINT in background jobs for good, so the command runs in the
+// foreground of a pipeline whose other side is the watcher.
+constexpr std::string_view k_script = R"SHIM(__ddl_ss=$(command -v setsid 2>/dev/null)
+__ddl_sl=$(command -v sleep 2>/dev/null)
+read -r __ddl_n || exit 125
+case $__ddl_n in *[!0-9]*|"") exit 125 ;; esac
+__ddl_pl=$(dd bs=1 count="$__ddl_n" 2>/dev/null) || exit 125
+eval "$__ddl_pl" || exit 125
+exec 3<&0 4>&1 5>&2 </dev/null
+{
+  { while read -r __ddl_l <&3; do echo "ctl $__ddl_l"; done; echo eof; } 2>/dev/null &
+  echo "fwd $!"
+  (
+    read -r __ddl_me __ddl_x </proc/self/stat 2>/dev/null || __ddl_me=$(exec sh -c "echo \$PPID")
+    echo "pid $__ddl_me"
+    exec 3<&- >&4 4>&- 2>&5 5>&-
+    echo "ddl-shim: pid $__ddl_me" >&2
+    cd -- "$__ddl_dir" || exit 126
+    __ddl_env
+    exec $__ddl_ss "$@"
+  )
+  echo "exit $?"
+} 2>/dev/null | {
+  __ddl_t= __ddl_q= __ddl_f= __ddl_k=
+  __ddl_stop() {
+    [ -n "$__ddl_k" ] && return
+    kill -s TERM -- "$__ddl_t" 2>/dev/null
+    { "$__ddl_sl" "$__ddl_grace" || "$__ddl_sl" 1; kill -s KILL -- "$__ddl_t"; } </dev/null >/dev/null 2>&1 &
+    __ddl_k=$!
+  }
+  __ddl_act() {
+    case $1 in
+      stop|eof) __ddl_stop ;;
+      HUP|INT|QUIT|TERM|KILL|USR1|USR2) kill -s "$1" -- "$__ddl_t" 2>/dev/null ;;
+    esac
+  }
+  while read -r __ddl_w __ddl_a; do
+    case $__ddl_w in
+      fwd) __ddl_f=$__ddl_a ;;
+      pid) if [ -n "$__ddl_ss" ]; then __ddl_t=-$__ddl_a; else __ddl_t=$__ddl_a; fi
+           for __ddl_x in $__ddl_q; do __ddl_act "$__ddl_x"; done ;;
+      ctl|eof) __ddl_x=${__ddl_a:-eof}
+           if [ -n "$__ddl_t" ]; then __ddl_act "$__ddl_x"; else __ddl_q="$__ddl_q $__ddl_x"; fi ;;
+      exit)
+        [ -n "$__ddl_k" ] && kill "$__ddl_k" 2>/dev/null
+        [ -n "$__ddl_f" ] && kill "$__ddl_f" 2>/dev/null
+        if [ -n "$__ddl_ss" ] && kill -s 0 -- "$__ddl_t" 2>/dev/null; then
+          kill -s TERM -- "$__ddl_t" 2>/dev/null
+          for __ddl_x in 1 2 3 4 5 6 7 8 9 10; do
+            kill -s 0 -- "$__ddl_t" 2>/dev/null || break
+            "$__ddl_sl" 0.1 2>/dev/null || "$__ddl_sl" 1
+          done
+          kill -s KILL -- "$__ddl_t" 2>/dev/null
+        fi
+        exit "$__ddl_a" ;;
+    esac
+  done
+  exit 125
+}
+__ddl_st=$?
+if [ "$__ddl_st" -gt 128 ]; then
+  __ddl_x=$(kill -l "$__ddl_st" 2>/dev/null)
+  case $__ddl_x in
+    HUP|INT|QUIT|ILL|TRAP|ABRT|BUS|FPE|KILL|USR1|SEGV|USR2|PIPE|ALRM|TERM)
+      trap - "$__ddl_x"; ulimit -c 0 2>/dev/null; kill -s "$__ddl_x" $$ ;;
+  esac
+fi
+exit "$__ddl_st"
+)SHIM";
+
+constexpr std::string_view k_pid_marker = "ddl-shim: pid ";
+
+bool valid_env_name(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) {
+    return false;
+  }
+  for (char c : name) {
+    bool ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool has_nul(std::string_view text) { return text.find('\0') != std::string_view::npos; }
+
+// sleep(1) operand: whole seconds, or a decimal fraction (GNU, BusyBox, BSD).
+std::string seconds_text(Millis grace) {
+  long long ms = std::max<long long>(0, grace.count());
+  if (ms % 1000 == 0) {
+    return fmt::format("{}", ms / 1000);
+  }
+  return fmt::format("{}.{:03}", ms / 1000, ms % 1000);
+}
+
+struct SignalName {
+  int number;
+  std::string_view name;
+};
+
+constexpr SignalName k_signals[] = {
+    {1, "HUP"},   {2, "INT"},   {3, "QUIT"},  {4, "ILL"},   {5, "TRAP"},  {6, "ABRT"},
+    {7, "BUS"},   {8, "FPE"},   {9, "KILL"},  {10, "USR1"}, {11, "SEGV"}, {12, "USR2"},
+    {13, "PIPE"}, {14, "ALRM"}, {15, "TERM"},
+};
+
+} // namespace
+
+std::string_view shim_script() { return k_script; }
+
+std::string shim_ssh_command() { return fmt::format("exec sh -c '{}'", k_script); }
+
+Result<std::string> shim_payload(const ShimJob& job) {
+  if (job.argv.empty()) {
+    return fail(ExitCode::usage, "no command to run");
+  }
+  std::string problems;
+  std::string body;
+  body += "__ddl_dir=" + shell_quote(job.workdir.empty() ? "." : job.workdir) + "\n";
+  if (has_nul(job.workdir)) {
+    problems += "the workdir holds a NUL byte\n";
+  }
+  body += "__ddl_grace=" + seconds_text(job.grace) + "\n";
+  body += "__ddl_env() {\n";
+  for (const auto& [name, value] : job.env) {
+    if (!valid_env_name(name)) {
+      problems += fmt::format("invalid environment variable name '{}'\n", name);
+    } else if (has_nul(value)) {
+      problems += fmt::format("environment variable {} holds a NUL byte\n", name);
+    }
+    body += "export " + name + "=" + shell_quote(value) + "\n";
+  }
+  body += ":\n}\nset --";
+  for (const auto& word : job.argv) {
+    if (has_nul(word)) {
+      problems += "a command argument holds a NUL byte\n";
+    }
+    body += " " + shell_quote(word);
+  }
+  body += "\n";
+  if (!problems.empty()) {
+    problems.pop_back();
+    return fail(ExitCode::usage, problems);
+  }
+  return fmt::format("{}\n{}", body.size(), body);
+}
+
+std::optional<std::string> shim_signal_line(int signo) {
+  for (int forwarded : {1, 2, 3, 9, 10, 12, 15}) {
+    if (forwarded == signo) {
+      return fmt::format("{}\n", k_signals[signo - 1].name);
+    }
+  }
+  return std::nullopt;
+}
+
+int signal_number(std::string_view name) {
+  if (name.starts_with("SIG")) {
+    name.remove_prefix(3);
+  }
+  for (const auto& entry : k_signals) {
+    if (entry.name == name) {
+      return entry.number;
+    }
+  }
+  return 0;
+}
+
+std::string ShimStderr::feed(std::string_view bytes) {
+  if (decided_) {
+    return std::string(bytes);
+  }
+  head_.append(bytes);
+  std::size_t compare = std::min(head_.size(), k_pid_marker.size());
+  if (head_.compare(0, compare, k_pid_marker, 0, compare) != 0) {
+    decided_ = true;
+    return std::exchange(head_, {});
+  }
+  std::size_t newline = head_.find('\n');
+  if (newline == std::string::npos) {
+    if (head_.size() > 64) {  // not a marker after all
+      decided_ = true;
+      return std::exchange(head_, {});
+    }
+    return {};
+  }
+  std::string digits = head_.substr(k_pid_marker.size(), newline - k_pid_marker.size());
+  if (auto value = parse_int(digits)) {
+    pid_ = static_cast<long>(*value);
+    head_.erase(0, newline + 1);
+  }
+  decided_ = true;
+  return std::exchange(head_, {});
+}
+
+std::string ShimStderr::flush() {
+  decided_ = true;
+  return std::exchange(head_, {});
+}
+
+} // namespace ddl

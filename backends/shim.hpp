@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The remote-worker contract shared by the ssh and kubernetes backends
+// (DESIGN.md "Remote workers"): a fixed POSIX sh program is the only command
+// line; everything about the rank travels on its stdin, so no value ever
+// appears in any argv. Protocol, launcher side:
+//   1. start `sh -c shim_script()` (ssh: shim_ssh_command()), stdin a pipe;
+//   2. write shim_payload(...) on its stdin, and keep stdin open;
+//   3. write shim_signal_line(SIG) to forward a signal to the rank's process
+//      group, k_shim_stop_line (or close stdin) to end it: TERM, then KILL
+//      after grace. EOF of stdin (the launcher died) ends it the same way;
+//   4. its stderr starts with "ddl-shim: pid N\n" (ShimStderr strips it);
+//   5. it exits with the command's status; a command killed by signal N
+//      kills the shim with N too (core dumps off), so ssh reports an
+//      exit-signal; where only a status is seen, it is 128+N.
+// Shim exit codes of its own: 125 bad payload, 126 workdir missing,
+// 127 command not found.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/error.hpp"
+#include "src/job.hpp"
+
+namespace ddl {
+
+// The fixed sh program (no single quote in it).
+std::string_view shim_script();
+
+// The remote command line for ssh: "exec sh -c '<script>'". The login shell
+// runs it; this form is the same in sh, bash, zsh and fish.
+std::string shim_ssh_command();
+
+// What the shim needs to start one rank.
+struct ShimJob {
+  EnvList env;                    // exported before the command starts
+  std::string workdir;            // "" = the login directory
+  std::vector<std::string> argv;  // not empty
+  Millis grace{10'000};           // between TERM and KILL when stopping
+};
+
+// The bytes for the shim's stdin: "<length>\n" and a sh text that sets the
+// workdir and grace, defines a function of `export NAME='value'` lines and
+// sets the positional parameters to argv (every value quoted by
+// shell_quote). A NUL in any value, a bad env name or an empty argv is an
+// error (ExitCode::usage).
+Result<std::string> shim_payload(const ShimJob& job);
+
+// "INT\n" for SIGINT; likewise HUP QUIT TERM KILL USR1 USR2; nullopt for a
+// signal the shim does not forward.
+std::optional<std::string> shim_signal_line(int signo);
+
+// Ends the rank like EOF does, but keeps the channel for its exit status.
+inline constexpr std::string_view k_shim_stop_line = "stop\n";
+
+// Signal number for a name as ssh reports it ("TERM" or "SIGTERM"); 0 when
+// unknown.
+int signal_number(std::string_view name);
+
+// Takes the "ddl-shim: pid N" line off the front of a rank's stderr.
+class ShimStderr {
+public:
+  // Returns the bytes to pass on (the marker line removed).
+  std::string feed(std::string_view bytes);
+  // Whatever is held back (call at EOF).
+  std::string flush();
+  // The rank's process (group) id once the marker was seen.
+  std::optional<long> pid() const { return pid_; }
+  // True once the head of the stream is decided (marker seen or not there).
+  bool decided() const { return decided_; }
+
+private:
+  std::string head_;
+  std::optional<long> pid_;
+  bool decided_ = false;
+};
+
+} // namespace ddl

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+#include "rendezvous/protocol.hpp"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "rendezvous/sha256.hpp"
+#include "src/text.hpp"
+
+namespace ddl::rendezvous {
+
+std::uint32_t read_be32(const char* bytes) {
+  const auto* b = reinterpret_cast<const unsigned char*>(bytes);
+  return std::uint32_t{b[0]} << 24 | std::uint32_t{b[1]} << 16 | std::uint32_t{b[2]} << 8 |
+         std::uint32_t{b[3]};
+}
+
+void append_be32(std::string& out, std::uint32_t value) {
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>((value >> shift) & 0xff));
+  }
+}
+
+FrameWriter::FrameWriter(MsgType type) {
+  out_.assign(4, '\0');
+  out_.push_back(static_cast<char>(type));
+}
+
+FrameWriter& FrameWriter::u32(std::uint32_t value) {
+  append_be32(out_, value);
+  return *this;
+}
+
+FrameWriter& FrameWriter::bytes(std::string_view value) {
+  append_be32(out_, static_cast<std::uint32_t>(value.size()));
+  out_.append(value);
+  return *this;
+}
+
+FrameWriter& FrameWriter::raw(std::string_view value) {
+  out_.append(value);
+  return *this;
+}
+
+std::string FrameWriter::finish() {
+  std::string length;
+  append_be32(length, static_cast<std::uint32_t>(out_.size() - 4));
+  out_.replace(0, 4, length);
+  return std::move(out_);
+}
+
+FrameReader::FrameReader(std::string_view payload) : rest_(payload) {
+  if (!rest_.empty()) {
+    type_ = static_cast<MsgType>(static_cast<unsigned char>(rest_.front()));
+    rest_.remove_prefix(1);
+  }
+}
+
+std::optional<std::uint32_t> FrameReader::u32() {
+  if (rest_.size() < 4) return std::nullopt;
+  std::uint32_t value = read_be32(rest_.data());
+  rest_.remove_prefix(4);
+  return value;
+}
+
+std::optional<std::string_view> FrameReader::bytes() {
+  auto size = u32();
+  if (!size) return std::nullopt;
+  return raw(*size);
+}
+
+std::optional<std::string_view> FrameReader::raw(std::size_t size) {
+  if (rest_.size() < size) return std::nullopt;
+  std::string_view value = rest_.substr(0, size);
+  rest_.remove_prefix(size);
+  return value;
+}
+
+std::string join_message(std::string_view nonce, std::uint32_t rank, std::uint32_t world_size,
+                         std::string_view job) {
+  std::string message(nonce);
+  append_be32(message, rank);
+  append_be32(message, world_size);
+  message.append(job);
+  return message;
+}
+
+std::string join_mac(std::string_view token, std::string_view nonce, std::uint32_t rank,
+                     std::uint32_t world_size, std::string_view job) {
+  Digest mac = hmac_sha256(token, join_message(nonce, rank, world_size, job));
+  return std::string(as_bytes(mac));
+}
+
+Result<std::string> random_bytes(std::size_t size) {
+  std::string out(size, '\0');
+  std::size_t filled = 0;
+  while (filled < size) {
+    ssize_t got = getrandom(out.data() + filled, size - filled, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return fail(ExitCode::launch, fmt::format("getrandom: {}", std::strerror(errno)));
+    }
+    filled += static_cast<std::size_t>(got);
+  }
+  return out;
+}
+
+Result<std::string> generate_token() {
+  auto bytes = random_bytes(32);
+  if (!bytes) return fail(bytes.error());
+  return to_hex(*bytes);
+}
+
+Result<Endpoint> parse_endpoint(std::string_view text) {
+  auto bad = [&](std::string_view why) {
+    return fail(ExitCode::usage, fmt::format("bad rendezvous endpoint '{}': {}", text, why));
+  };
+  std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) return bad("expected host:port");
+  std::string_view host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) return bad("no host");
+  auto port = parse_int(text.substr(colon + 1));
+  if (!port || *port < 1 || *port > 65535) return bad("port must be 1..65535");
+  return Endpoint{std::string(host), static_cast<int>(*port)};
+}
+
+std::string format_endpoint(std::string_view host, int port) {
+  if (host.find(':') != std::string_view::npos) return fmt::format("[{}]:{}", host, port);
+  return fmt::format("{}:{}", host, port);
+}
+
+} // namespace ddl::rendezvous

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+#include "rendezvous/server.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "rendezvous/server_impl.hpp"
+
+namespace ddl::rendezvous {
+namespace {
+
+constexpr std::uint64_t k_listener_tag = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t k_wake_tag = k_listener_tag - 1;
+
+void epoll_set(int epoll, int op, int fd, std::uint32_t events, std::uint64_t tag) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = tag;
+  ::epoll_ctl(epoll, op, fd, &ev);
+}
+
+} // namespace
+
+std::string duration_text(Millis value) {
+  auto ms = value.count();
+  if (ms >= 3'600'000 && ms % 3'600'000 == 0) return fmt::format("{}h", ms / 3'600'000);
+  if (ms >= 60'000 && ms % 60'000 == 0) return fmt::format("{}m", ms / 60'000);
+  if (ms >= 1000 && ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
+  if (ms >= 1000) return fmt::format("{:g}s", static_cast<double>(ms) / 1000.0);
+  return fmt::format("{}ms", ms);
+}
+
+Server::Server() : impl_(std::make_unique<Impl>()) {}
+Server::~Server() { stop(); }
+
+Result<std::string> Server::start(const ServerOptions& options) {
+  if (impl_->thread.joinable()) return fail(ExitCode::launch, "rendezvous: already started");
+  if (options.world_size < 1) return fail(ExitCode::usage, "rendezvous: world size must be >= 1");
+  impl_->options = options;
+  int backlog = std::min(options.world_size + options.spare_connections, 65535);
+  auto listener = listen_tcp(options.bind_address, options.port, backlog);
+  if (!listener) return fail(listener.error());
+  impl_->listener = std::move(*listener);
+  impl_->epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
+  impl_->wake = Fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!impl_->epoll || !impl_->wake) {
+    return fail(ExitCode::launch, fmt::format("rendezvous: {}", std::strerror(errno)));
+  }
+  epoll_set(impl_->epoll.get(), EPOLL_CTL_ADD, impl_->listener.get(), EPOLLIN, k_listener_tag);
+  epoll_set(impl_->epoll.get(), EPOLL_CTL_ADD, impl_->wake.get(), EPOLLIN, k_wake_tag);
+  impl_->endpoint = format_endpoint(options.bind_address, local_port(impl_->listener.get()));
+  impl_->stopping = false;
+  impl_->reset_gang();
+  impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
+  return impl_->endpoint;
+}
+
+void Server::stop() {
+  if (!impl_->thread.joinable()) return;
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->stopping = true;
+  }
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto written = ::write(impl_->wake.get(), &one, sizeof one);
+  impl_->thread.join();
+  std::lock_guard lock(impl_->mutex);
+  impl_->connections.clear();
+  impl_->listener.reset();
+}
+
+void Server::reset() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->connections.clear();
+  impl_->doomed.clear();
+  impl_->reset_gang();
+}
+
+std::string Server::endpoint() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->endpoint;
+}
+
+std::vector<int> Server::missing_ranks() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<int> missing;
+  for (std::size_t r = 0; r < impl_->ranks.size(); ++r) {
+    if (impl_->ranks[r] == RankState::absent) missing.push_back(static_cast<int>(r));
+  }
+  return missing;
+}
+
+std::optional<Clock::time_point> Server::first_join() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->first_join;
+}
+
+std::vector<int> Server::overdue_ranks(Millis timeout) const {
+  auto since = first_join();
+  if (!since || Clock::now() - *since < timeout) return {};
+  return missing_ranks();
+}
+
+std::optional<std::string> Server::value(std::string_view key) const {
+  std::lock_guard lock(impl_->mutex);
+  auto found = impl_->store.find(std::string(key));
+  if (found == impl_->store.end()) return std::nullopt;
+  return found->second;
+}
+
+std::string overdue_message(Millis timeout, const std::vector<int>& ranks) {
+  return fmt::format("rendezvous timed out after {}: rank{} {} never joined",
+                     duration_text(timeout), ranks.size() == 1 ? "" : "s",
+                     fmt::join(ranks, ", "));
+}
+
+void Server::Impl::reset_gang() {
+  auto world = static_cast<std::size_t>(options.world_size);
+  ranks.assign(world, RankState::absent);
+  rank_fd.assign(world, -1);
+  first_join.reset();
+  barrier_waiting.clear();
+  gathered.assign(world, std::nullopt);
+  gather_waiting.clear();
+  store.clear();
+  store_bytes = 0;
+  gone.clear();
+  next_deadline = Clock::time_point::max();
+}
+
+void Server::Impl::run() {
+  std::array<epoll_event, 256> events{};
+  for (;;) {
+    int wait_ms = -1;
+    {
+      std::lock_guard lock(mutex);
+      if (stopping) return;
+      if (next_deadline != Clock::time_point::max()) {
+        auto left = std::chrono::ceil<Millis>(next_deadline - Clock::now()).count();
+        wait_ms = static_cast<int>(std::clamp<long long>(left, 0, 60'000));
+      }
+    }
+    int n = ::epoll_wait(epoll.get(), events.data(), static_cast<int>(events.size()), wait_ms);
+    if (n < 0 && errno != EINTR) {
+      spdlog::error("rendezvous: epoll_wait: {}", std::strerror(errno));
+      return;
+    }
+    std::lock_guard lock(mutex);
+    if (stopping) return;
+    for (int i = 0; i < n; ++i) {
+      const epoll_event& ev = events[static_cast<std::size_t>(i)];
+      if (ev.data.u64 == k_listener_tag) {
+        accept_all();
+        continue;
+      }
+      if (ev.data.u64 == k_wake_tag) continue;
+      Connection* conn = connection_of(static_cast<int>(ev.data.u64));
+      if (!conn || conn->doomed) continue;
+      if (ev.events & (EPOLLIN | EPOLLERR | EPOLLHUP)) on_readable(*conn);
+      if (!conn->doomed && (ev.events & EPOLLOUT)) flush(*conn);
+      close_doomed();
+    }
+    auto now = Clock::now();
+    if (now >= next_deadline) check_deadlines(now);
+    close_doomed();
+  }
+}
+
+Connection* Server::Impl::connection_of(int fd) {
+  auto found = connections.find(fd);
+  return found == connections.end() ? nullptr : found->second.get();
+}
+
+void Server::Impl::accept_all() {
+  auto limit = static_cast<std::size_t>(options.world_size + options.spare_connections);
+  for (;;) {
+    int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        spdlog::warn("rendezvous: accept: {}", std::strerror(errno));
+      }
+      return;
+    }
+    if (connections.size() >= limit) {
+      spdlog::debug("rendezvous: refused a connection: {} connections already open", limit);
+      ::close(fd);
+      continue;
+    }
+    auto nonce = random_bytes(k_nonce_bytes);
+    if (!nonce) {
+      ::close(fd);
+      continue;
+    }
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    auto conn = std::make_unique<Connection>();
+    conn->fd = Fd(fd);
+    conn->nonce = std::move(*nonce);
+    conn->handshake_deadline = Clock::now() + options.handshake_timeout;
+    watch_deadline(conn->handshake_deadline);
+    epoll_set(epoll.get(), EPOLL_CTL_ADD, fd, EPOLLIN, static_cast<std::uint64_t>(fd));
+    Connection& ref = *conn;
+    connections.emplace(fd, std::move(conn));
+    queue(ref, FrameWriter(MsgType::hello).u32(k_protocol_version).raw(ref.nonce).finish());
+  }
+}
+
+void Server::Impl::on_readable(Connection& conn) {
+  std::array<char, 65536> buffer{};
+  for (;;) {
+    ssize_t got = ::recv(conn.fd.get(), buffer.data(), buffer.size(), 0);
+    if (got == 0) {
+      doom(conn);
+      return;
+    }
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) doom(conn);
+      return;
+    }
+    if (conn.closing) continue;  // draining what it still sends; its answer is queued
+    conn.in.append(buffer.data(), static_cast<std::size_t>(got));
+    std::size_t used = 0;
+    while (!conn.closing && !conn.doomed && conn.in.size() - used >= 4) {
+      std::size_t size = read_be32(conn.in.data() + used);
+      std::size_t cap = conn.rank < 0 ? k_max_join_frame : options.max_message;
+      if (size == 0 || size > cap) {
+        conn.in.clear();
+        refuse(conn, ErrorKind::bad_request,
+               fmt::format("frame of {} bytes: must be 1 to {} bytes", size, cap));
+        return;
+      }
+      if (conn.in.size() - used - 4 < size) break;
+      handle_frame(conn, std::string_view(conn.in).substr(used + 4, size));
+      used += 4 + size;
+    }
+    if (conn.closing || conn.doomed) {
+      conn.in.clear();
+    } else {
+      conn.in.erase(0, used);
+    }
+    if (static_cast<std::size_t>(got) < buffer.size()) return;
+  }
+}
+
+void Server::Impl::queue(Connection& conn, std::string frame) {
+  queue(conn, std::make_shared<const std::string>(std::move(frame)));
+}
+
+void Server::Impl::queue(Connection& conn, std::shared_ptr<const std::string> frame) {
+  if (conn.doomed) return;
+  conn.out.push_back(std::move(frame));
+  flush(conn);
+}
+
+void Server::Impl::flush(Connection& conn) {
+  while (!conn.out.empty()) {
+    const std::string& front = *conn.out.front();
+    ssize_t sent = ::send(conn.fd.get(), front.data() + conn.out_offset,
+                          front.size() - conn.out_offset, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      doom(conn);
+      return;
+    }
+    conn.out_offset += static_cast<std::size_t>(sent);
+    if (conn.out_offset == front.size()) {
+      conn.out.pop_front();
+      conn.out_offset = 0;
+    }
+  }
+  if (conn.out.empty() && conn.closing) {
+    doom(conn);
+    return;
+  }
+  bool want_write = !conn.out.empty();
+  if (want_write != conn.write_armed) {
+    conn.write_armed = want_write;
+    epoll_set(epoll.get(), EPOLL_CTL_MOD, conn.fd.get(),
+              EPOLLIN | (want_write ? EPOLLOUT : 0u), static_cast<std::uint64_t>(conn.fd.get()));
+  }
+}
+
+void Server::Impl::doom(Connection& conn) {
+  if (conn.doomed) return;
+  conn.doomed = true;
+  doomed.push_back(conn.fd.get());
+}
+
+void Server::Impl::close_doomed() {
+  while (!doomed.empty()) {
+    int fd = doomed.back();
+    doomed.pop_back();
+    auto found = connections.find(fd);
+    if (found == connections.end()) continue;
+    std::unique_ptr<Connection> conn = std::move(found->second);
+    connections.erase(found);
+    int rank = conn->rank;
+    bool died = !conn->left;
+    conn.reset();  // closes the socket
+    if (rank >= 0 && rank_fd[static_cast<std::size_t>(rank)] == fd) rank_lost(rank, died);
+  }
+}
+
+void Server::Impl::watch_deadline(Clock::time_point when) {
+  next_deadline = std::min(next_deadline, when);
+}
+
+void Server::Impl::check_deadlines(Clock::time_point now) {
+  next_deadline = Clock::time_point::max();
+  for (auto& [fd, conn] : connections) {
+    if (conn->doomed) continue;
+    if (conn->rank < 0) {
+      if (now >= conn->handshake_deadline) {
+        spdlog::debug("rendezvous: dropped a connection that did not join within {}",
+                      duration_text(options.handshake_timeout));
+        doom(*conn);
+      } else {
+        watch_deadline(conn->handshake_deadline);
+      }
+    } else if (conn->pending == Pending::get) {
+      if (now >= conn->get_deadline) {
+        conn->pending = Pending::none;
+        reply_error(*conn, ErrorKind::timed_out,
+                    fmt::format("timed out after {} waiting for key '{}'",
+                                duration_text(conn->get_timeout), conn->get_key));
+      } else {
+        watch_deadline(conn->get_deadline);
+      }
+    }
+  }
+}
+
+} // namespace ddl::rendezvous

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Internal to the rendezvous server: its connection and gang state. Only the
+// server's own thread touches it, holding `mutex`.
+
+#include <deque>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "rendezvous/server.hpp"
+#include "rendezvous/socket.hpp"
+
+namespace ddl::rendezvous {
+
+enum class Pending { none, barrier, get, allgather };
+enum class RankState { absent, joined, left, dead };
+
+struct Connection {
+  Fd fd;
+  std::string nonce;
+  Clock::time_point handshake_deadline;
+  int rank = -1;                   // set once joined
+  std::string in;                  // bytes read, not yet a whole frame
+  std::deque<std::shared_ptr<const std::string>> out;
+  std::size_t out_offset = 0;      // into out.front()
+  bool write_armed = false;        // EPOLLOUT registered
+  bool closing = false;            // flush what is queued, then close; read nothing
+  bool left = false;               // sent LEAVE
+  bool doomed = false;             // to be closed after this round of events
+  Pending pending = Pending::none;
+  std::string get_key;
+  Clock::time_point get_deadline;
+  Millis get_timeout{0};
+};
+
+struct Server::Impl {
+  ServerOptions options;
+  Fd listener;
+  Fd epoll;
+  Fd wake;  // eventfd: stop()
+  std::thread thread;
+  mutable std::mutex mutex;
+  bool stopping = false;
+  std::string endpoint;
+
+  std::unordered_map<int, std::unique_ptr<Connection>> connections;
+  std::vector<int> doomed;
+  Clock::time_point next_deadline = Clock::time_point::max();
+
+  // The gang, for this attempt.
+  std::vector<RankState> ranks;
+  std::vector<int> rank_fd;
+  std::optional<Clock::time_point> first_join;
+  std::vector<int> barrier_waiting;
+  std::vector<std::optional<std::string>> gathered;
+  std::vector<int> gather_waiting;
+  std::unordered_map<std::string, std::string> store;
+  std::size_t store_bytes = 0;
+  std::string gone;  // why collective calls can no longer complete, "" while healthy
+
+  // server.cpp: the loop and its I/O.
+  void run();
+  void accept_all();
+  void on_readable(Connection& conn);
+  void flush(Connection& conn);
+  void queue(Connection& conn, std::shared_ptr<const std::string> frame);
+  void queue(Connection& conn, std::string frame);
+  void doom(Connection& conn);
+  void close_doomed();
+  void check_deadlines(Clock::time_point now);
+  void watch_deadline(Clock::time_point when);
+  void reset_gang();
+
+  // server_requests.cpp: what the frames mean.
+  void handle_frame(Connection& conn, std::string_view payload);
+  void handle_join(Connection& conn, FrameReader& reader);
+  void handle_request(Connection& conn, FrameReader& reader);
+  void handle_barrier(Connection& conn);
+  void handle_set(Connection& conn, FrameReader& reader);
+  void handle_get(Connection& conn, FrameReader& reader);
+  void handle_allgather(Connection& conn, FrameReader& reader);
+  void reply_error(Connection& conn, ErrorKind kind, std::string_view message);
+  void refuse(Connection& conn, ErrorKind kind, std::string_view message);
+  void rank_lost(int rank, bool died);
+  void fail_waiters(const std::string& why, bool getters_too);
+  Connection* connection_of(int fd);
+  std::string collective_blocker() const;
+};
+
+std::string error_frame(ErrorKind kind, std::string_view message);
+
+} // namespace ddl::rendezvous

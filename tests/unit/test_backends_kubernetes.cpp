@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "backends/kubernetes/kubectl.hpp"
+#include "backends/kubernetes/pods.hpp"
+
+using namespace ddl;
+using namespace ddl::kubernetes;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(DDL_FIXTURES) + "/kubernetes/" + name);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> names(const Inventory& hosts) {
+  std::vector<std::string> result;
+  for (const auto& host : hosts) {
+    result.push_back(host.name);
+  }
+  return result;
+}
+
+} // namespace
+
+TEST_CASE("Kubernetes quantities parse to whole numbers", "[kubernetes]") {
+  CHECK(parse_whole_quantity("8").value() == 8);
+  CHECK(parse_whole_quantity("0").value() == 0);
+  CHECK(parse_whole_quantity("1k").value() == 1000);
+  CHECK(parse_whole_quantity("2Ki").value() == 2048);
+  CHECK(parse_whole_quantity("1.5Ki").value() == 1536);
+  CHECK(parse_whole_quantity("4000m").value() == 4);
+  CHECK(parse_whole_quantity("1e3").value() == 1000);
+  CHECK(parse_whole_quantity("+3").value() == 3);
+  CHECK(parse_whole_quantity("500m").error().message == "quantity '500m' is not a whole number");
+  CHECK(parse_whole_quantity("1.5").error().message == "quantity '1.5' is not a whole number");
+  CHECK(parse_whole_quantity("").error().message == "quantity '' is not a valid Kubernetes quantity");
+  CHECK(parse_whole_quantity("eight").error().message ==
+        "quantity 'eight' is not a valid Kubernetes quantity");
+  CHECK(parse_whole_quantity("-1").has_value() == false);
+  CHECK(parse_whole_quantity("9Ei").error().message == "quantity '9Ei' is too large");
+}
+
+TEST_CASE("Running and Ready pods become hosts in name order", "[kubernetes]") {
+  auto scan = scan_pods(fixture("ready.json"), "", 1);
+  REQUIRE(scan.has_value());
+  CHECK(names(scan->ready) == std::vector<std::string>{"trainer-1", "trainer-2", "trainer-10"});
+  CHECK(scan->skipped.empty());
+  const Host& first = scan->ready.front();
+  CHECK(first.address == "10.244.1.3");
+  CHECK(first.slots == 2);
+  CHECK(first.gpus == std::vector<int>{0, 1});
+  CHECK(first.source == "kubernetes");
+}
+
+TEST_CASE("Pods that are not ready are skipped with the reason", "[kubernetes]") {
+  auto scan = scan_pods(fixture("mixed.json"), "trainer", 1);
+  REQUIRE(scan.has_value());
+  REQUIRE(names(scan->ready) == std::vector<std::string>{"trainer-0"});
+  CHECK(scan->ready[0].slots == 4);
+  REQUIRE(scan->skipped.size() == 5);
+  CHECK(scan->skipped[0].name == "trainer-1");
+  CHECK(scan->skipped[0].reason == "phase Pending");
+  CHECK(scan->skipped[1].reason ==
+        "not Ready (ContainersNotReady: containers with unready status: [trainer])");
+  CHECK(scan->skipped[2].reason == "no pod IP yet");
+  CHECK(scan->skipped[3].reason == "terminating");
+  CHECK(scan->skipped[4].reason == "phase Failed (Evicted)");
+}
+
+TEST_CASE("Slots fall back to [hosts] slots without a GPU limit", "[kubernetes]") {
+  auto scan = scan_pods(fixture("no-gpu.json"), "", 3);
+  REQUIRE(scan.has_value());
+  REQUIRE(names(scan->ready) == std::vector<std::string>{"multi-0", "trainer-0", "trainer-1"});
+  // multi-0: the default-container annotation picks "trainer" with 1k GPUs.
+  CHECK(scan->ready[0].slots == 1000);
+  CHECK(scan->ready[1].slots == 3);
+  CHECK(scan->ready[1].gpus.empty());
+  CHECK(parse_whole_quantity("2E").error().message == "quantity '2E' is too large");
+  auto missing = scan_pods(fixture("no-gpu.json"), "nope", 1);
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == ExitCode::launch);
+  CHECK(missing.error().message ==
+        "pod trainer-0 has no container 'nope'\npod trainer-1 has no container 'nope'\n"
+        "pod multi-0 has no container 'nope'");
+}
+
+TEST_CASE("A fractional GPU limit is an error naming the pod", "[kubernetes]") {
+  auto scan = scan_pods(fixture("fractional.json"), "", 1);
+  REQUIRE_FALSE(scan.has_value());
+  CHECK(scan.error().code == ExitCode::launch);
+  CHECK(scan.error().message ==
+        "pod trainer-0: nvidia.com/gpu limit quantity '500m' is not a whole number");
+}
+
+TEST_CASE("Malformed kubectl output is an error, not a crash", "[kubernetes]") {
+  CHECK(scan_pods("", "", 1).error().message == "kubectl printed something that is not JSON");
+  CHECK(scan_pods("{\"items\": 3}", "", 1).error().message ==
+        "kubectl output is not a list of pods (no \"items\" array)");
+  auto odd = scan_pods(R"({"items": [{"metadata": {"name": "p"}, "status": []}, 7]})", "", 1);
+  REQUIRE_FALSE(odd.has_value());
+  CHECK(scan_pods(fixture("empty.json"), "", 1).value().ready.empty());
+}
+
+TEST_CASE("kubectl command lines", "[kubernetes]") {
+  KubernetesSection k8s;
+  k8s.namespace_ = "ml";
+  k8s.selector = "app=trainer";
+  k8s.kubectl = "/opt/kubectl";
+  CHECK(get_pods_argv(k8s) == std::vector<std::string>{"/opt/kubectl", "-n", "ml", "get", "pods",
+                                                       "-l", "app=trainer", "-o", "json"});
+  k8s.context = "prod";
+  k8s.container = "trainer";
+  CHECK(exec_argv(k8s, "trainer-0", {"sh", "-c", "exec cat"}) ==
+        std::vector<std::string>{"/opt/kubectl", "--context", "prod", "-n", "ml", "exec", "-i",
+                                 "trainer-0", "-c", "trainer", "--", "sh", "-c", "exec cat"});
+}
+
+TEST_CASE("kubectl's remote exit line is told from its own failures", "[kubernetes]") {
+  CHECK(is_remote_exit("", 0));
+  CHECK(is_remote_exit("boom\ncommand terminated with exit code 3\n", 3));
+  CHECK_FALSE(is_remote_exit("command terminated with exit code 3\n", 1));
+  CHECK_FALSE(is_remote_exit("error: You must be logged in to the server (Unauthorized)\n", 1));
+  CHECK_FALSE(is_remote_exit("Error from server (NotFound): pods \"x\" not found\n", 1));
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+
+#include "src/plan.hpp"
+#include "tests/unit/plan_fixtures.hpp"
+
+using namespace ddl;
+using ddl::test::make_host;
+
+namespace {
+std::vector<int> v(std::initializer_list<int> values) { return values; }
+} // namespace
+
+TEST_CASE("make_plan fills hosts in order, host by host", "[plan]") {
+  JobSpec job;
+  job.name = "j";
+  auto plan = make_plan(job, {make_host("a", 2), make_host("b", 3)});
+  REQUIRE(plan);
+  CHECK(plan->world_size == 5);
+  REQUIRE(plan->ranks.size() == 5);
+  CHECK(plan->hosts.size() == 2);
+  const int expect_host[] = {0, 0, 1, 1, 1};
+  const int expect_local[] = {0, 1, 0, 1, 2};
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(plan->ranks[i].rank == static_cast<int>(i));
+    CHECK(plan->ranks[i].host_index == static_cast<std::size_t>(expect_host[i]));
+    CHECK(plan->ranks[i].node_rank == expect_host[i]);
+    CHECK(plan->ranks[i].local_rank == expect_local[i]);
+  }
+  CHECK(plan->ranks[0].local_size == 2);
+  CHECK(plan->ranks[4].local_size == 3);
+}
+
+TEST_CASE("make_plan: np below the slots drops unused hosts", "[plan]") {
+  JobSpec job;
+  job.launch.np = 3;
+  auto plan = make_plan(job, {make_host("a", 2), make_host("b", 2), make_host("c", 2)});
+  REQUIRE(plan);
+  CHECK(plan->hosts.size() == 2);
+  CHECK(plan->ranks[2].local_size == 1);
+  CHECK(plan->ranks[2].node_rank == 1);
+}
+
+TEST_CASE("make_plan: np errors name both numbers, exit 2", "[plan]") {
+  JobSpec job;
+  job.launch.np = 9;
+  auto plan = make_plan(job, {make_host("a", 4), make_host("b", 4)});
+  REQUIRE_FALSE(plan);
+  CHECK(plan.error().code == ExitCode::usage);
+  CHECK(plan.error().message == "np 9 is more than the 8 slots of 2 hosts");
+  job.launch.np = 0;
+  plan = make_plan(job, {make_host("a", 4)});
+  REQUIRE_FALSE(plan);
+  CHECK(plan.error().message == "np must be at least 1, not 0");
+  CHECK_FALSE(make_plan(JobSpec{}, {}));
+}
+
+TEST_CASE("make_plan: Horovod cross rank and size", "[plan]") {
+  auto plan = make_plan(JobSpec{}, {make_host("a", 2), make_host("b", 1), make_host("c", 2)});
+  REQUIRE(plan);
+  // local_rank 0 lives on a, b, c; local_rank 1 only on a and c.
+  CHECK(plan->ranks[0].cross_rank == 0);
+  CHECK(plan->ranks[0].cross_size == 3);
+  CHECK(plan->ranks[2].cross_rank == 1);
+  CHECK(plan->ranks[3].cross_rank == 2);
+  CHECK(plan->ranks[1].cross_size == 2);
+  CHECK(plan->ranks[4].cross_rank == 1);
+  CHECK(plan->ranks[4].cross_size == 2);
+}
+
+TEST_CASE("make_plan: GPU assignment", "[plan]") {
+  JobSpec job;
+  SECTION("unknown GPUs: the slot index") {
+    auto plan = make_plan(job, {make_host("a", 2), make_host("b", 2)});
+    REQUIRE(plan);
+    CHECK(plan->ranks[1].gpus == v({1}));
+    CHECK(plan->ranks[2].gpus == v({0}));
+  }
+  SECTION("known GPUs in contiguous blocks") {
+    auto plan = make_plan(job, {make_host("a", 2, {0, 1, 2, 3, 4})});
+    REQUIRE(plan);
+    CHECK(plan->ranks[0].gpus == v({0, 1}));
+    CHECK(plan->ranks[1].gpus == v({2, 3}));
+  }
+  SECTION("fewer GPUs than ranks: shared round-robin") {
+    auto plan = make_plan(job, {make_host("a", 3, {4, 6})});
+    REQUIRE(plan);
+    CHECK(plan->ranks[0].gpus == v({4}));
+    CHECK(plan->ranks[1].gpus == v({6}));
+    CHECK(plan->ranks[2].gpus == v({4}));
+  }
+  SECTION("the local probe found none: no GPU") {
+    auto plan = make_plan(job, {make_host("localhost", 2, {}, "local")});
+    REQUIRE(plan);
+    CHECK(plan->ranks[1].gpus.empty());
+  }
+  SECTION("bind_gpus = false") {
+    job.launch.bind_gpus = false;
+    auto plan = make_plan(job, {make_host("a", 2, {0, 1})});
+    REQUIRE(plan);
+    CHECK(plan->ranks[1].gpus.empty());
+  }
+}
+
+TEST_CASE("make_plan: tensorflow roles fill chief, worker, ps, evaluator", "[plan]") {
+  auto plan = make_plan(test::uneven_job(), test::uneven_hosts());
+  REQUIRE(plan);
+  const char* roles[] = {"chief", "worker", "worker", "ps", "evaluator"};
+  const int indices[] = {0, 0, 1, 0, 0};
+  const int ports[] = {3000, 3001, 3002, 3000, 3000};
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(plan->ranks[i].tf_role == roles[i]);
+    CHECK(plan->ranks[i].tf_index == indices[i]);
+    CHECK(plan->ranks[i].tf_port == ports[i]);
+  }
+}
+
+TEST_CASE("make_plan: tensorflow counts must fit", "[plan]") {
+  JobSpec job;
+  job.frameworks = {Framework::tensorflow};
+  job.tensorflow.ps = 2;
+  job.tensorflow.evaluator = 1;
+  auto plan = make_plan(job, {make_host("a", 3)});
+  REQUIRE_FALSE(plan);
+  CHECK(plan.error().code == ExitCode::usage);
+  CHECK(plan.error().message ==
+        "tensorflow roles need 4 ranks (chief 1 + ps 2 + evaluator 1) but the job has only 3");
+  job.tensorflow = {};
+  job.tensorflow.chief = 2;
+  CHECK_FALSE(make_plan(job, {make_host("a", 3)}));
+  SECTION("without tensorflow the counts do not matter") {
+    job.frameworks = {Framework::torch};
+    auto ok = make_plan(job, {make_host("a", 3)});
+    REQUIRE(ok);
+    CHECK(ok->ranks[0].tf_role.empty());
+  }
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "src/render.hpp"
+#include "tests/unit/golden.hpp"
+#include "tests/unit/plan_fixtures.hpp"
+
+using namespace ddl;
+
+namespace {
+
+Plan must_plan(const JobSpec& job, const Inventory& inventory) {
+  auto plan = make_plan(job, inventory);
+  REQUIRE(plan);
+  return *plan;
+}
+
+std::string env_text(const EnvList& env) {
+  std::string out;
+  for (const auto& [name, value] : env) {
+    out += name + "=" + value + "\n";
+  }
+  return out;
+}
+
+std::string value_of(const EnvList& env, std::string_view name) {
+  for (const auto& [key, value] : env) {
+    if (key == name) {
+      return value;
+    }
+  }
+  return "<unset>";
+}
+
+struct NoOmpThreads {
+  NoOmpThreads() { ::unsetenv("OMP_NUM_THREADS"); }
+};
+
+} // namespace
+
+TEST_CASE("renderers: 2 hosts x 2 slots, every framework", "[render]") {
+  NoOmpThreads clean;
+  const JobSpec job = test::all_frameworks_job();
+  const Plan plan = must_plan(job, test::two_by_two());
+  LaunchContext ctx;
+  test::check_golden("2x2_plan.txt", plan_table(job, plan, ctx));
+  test::check_golden("2x2_plan.json", plan_json(job, plan, ctx));
+  test::check_golden("2x2_env_rank3.txt", env_text(rank_env(job, plan, 3, ctx)));
+  test::check_golden("2x2_hostfile.txt", openmpi_hostfile(plan));
+  test::check_golden("2x2_mpich_hostfile.txt", mpich_hostfile(plan));
+  test::check_golden("2x2_deepspeed_hostfile.txt", deepspeed_hostfile(plan));
+  for (int rank = 0; rank < 4; ++rank) {
+    test::check_golden("2x2_tf_config_rank" + std::to_string(rank) + ".json",
+                       tf_config(job, plan, rank) + "\n");
+  }
+}
+
+TEST_CASE("renderers: uneven slots, GPUs, tensorflow roles", "[render]") {
+  NoOmpThreads clean;
+  const JobSpec job = test::uneven_job();
+  const Plan plan = must_plan(job, test::uneven_hosts());
+  LaunchContext ctx;
+  ctx.attempt = 1;
+  ctx.master_port = 41000;
+  ctx.rendezvous = "10.0.0.1:5000";
+  test::check_golden("uneven_plan.txt", plan_table(job, plan, ctx));
+  test::check_golden("uneven_plan.json", plan_json(job, plan, ctx));
+  test::check_golden("uneven_env_rank1.txt", env_text(rank_env(job, plan, 1, ctx)));
+  test::check_golden("uneven_hostfile.txt", openmpi_hostfile(plan));
+  test::check_golden("uneven_mpich_hostfile.txt", mpich_hostfile(plan));
+  test::check_golden("uneven_tf_config_rank4.json", tf_config(job, plan, 4) + "\n");
+}
+
+TEST_CASE("rank_env: the token is set for the worker but never printed", "[render]") {
+  const JobSpec job = test::all_frameworks_job();
+  const Plan plan = must_plan(job, test::two_by_two());
+  LaunchContext ctx;
+  ctx.token = "s3cret-token";
+  CHECK(value_of(rank_env(job, plan, 0, ctx), "DDL_TOKEN") == "s3cret-token");
+  CHECK(plan_table(job, plan, ctx).find("s3cret") == std::string::npos);
+  CHECK(plan_json(job, plan, ctx).find("s3cret") == std::string::npos);
+}
+
+TEST_CASE("rank_env: torch rules", "[render]") {
+  JobSpec job;
+  job.name = "t";
+  const Plan shared = must_plan(job, {test::make_host("a", 2)});
+  const Plan alone = must_plan(job, {test::make_host("a", 1), test::make_host("b", 1)});
+  LaunchContext ctx;
+  SECTION("OMP_NUM_THREADS=1 only when unset and ranks share a host") {
+    ::unsetenv("OMP_NUM_THREADS");
+    CHECK(value_of(rank_env(job, shared, 0, ctx), "OMP_NUM_THREADS") == "1");
+    CHECK(value_of(rank_env(job, alone, 0, ctx), "OMP_NUM_THREADS") == "<unset>");
+    ::setenv("OMP_NUM_THREADS", "8", 1);
+    CHECK(value_of(rank_env(job, shared, 0, ctx), "OMP_NUM_THREADS") == "<unset>");
+    ::unsetenv("OMP_NUM_THREADS");
+  }
+  SECTION("never TORCHELASTIC_USE_AGENT_STORE") {
+    CHECK(value_of(rank_env(job, shared, 1, ctx), "TORCHELASTIC_USE_AGENT_STORE") == "<unset>");
+  }
+  SECTION("MASTER_PORT: the resolved port, else the job's, else a placeholder") {
+    CHECK(value_of(rank_env(job, shared, 1, ctx), "MASTER_PORT") == "29500");
+    ctx.master_port = 12345;
+    CHECK(value_of(rank_env(job, shared, 1, ctx), "MASTER_PORT") == "12345");
+    ctx.master_port = 0;
+    job.torch.master_port = 0;
+    CHECK(value_of(rank_env(job, shared, 1, ctx), "MASTER_PORT") == "<free-port>");
+  }
+  SECTION("job.env wins over ddl's own names, once") {
+    job.env = {{"MASTER_ADDR", "override"}};
+    const auto env = rank_env(job, shared, 0, ctx);
+    CHECK(value_of(env, "MASTER_ADDR") == "override");
+    CHECK(std::ranges::count_if(env, [](const auto& kv) { return kv.first == "MASTER_ADDR"; }) == 1);
+  }
+}
+
+TEST_CASE("rank_env: JAX device ids follow CUDA_VISIBLE_DEVICES", "[render]") {
+  JobSpec job;
+  job.frameworks = {Framework::jax};
+  const Plan plan = must_plan(job, {test::make_host("a", 2, {2, 3, 4, 5})});
+  const auto env = rank_env(job, plan, 1, LaunchContext{});
+  CHECK(value_of(env, "CUDA_VISIBLE_DEVICES") == "4,5");
+  CHECK(value_of(env, "JAX_LOCAL_DEVICE_IDS") == "0,1");
+  CHECK(value_of(env, "JAX_COORDINATOR_ADDRESS") == "a:29501");
+}
+
+TEST_CASE("passed_env: names and PREFIX_* globs", "[render]") {
+  JobSpec job;
+  job.env_pass = {"PYTHONPATH", "NCCL_*", "MISSING"};
+  std::string e1 = "NCCL_SOCKET_IFNAME=eth0", e2 = "PYTHONPATH=/x", e3 = "NCCL_DEBUG=INFO",
+              e4 = "HOME=/root", e5 = "NCCLX=no", e6 = "PYTHONPATHS=no";
+  char* environ_list[] = {e1.data(), e2.data(), e3.data(), e4.data(), e5.data(), e6.data(), nullptr};
+  const EnvList passed = passed_env(job, environ_list);
+  const EnvList expected = {
+      {"PYTHONPATH", "/x"}, {"NCCL_DEBUG", "INFO"}, {"NCCL_SOCKET_IFNAME", "eth0"}};
+  CHECK(passed == expected);
+}
+
+TEST_CASE("json_quote", "[render]") {
+  CHECK(json_quote("plain") == "\"plain\"");
+  CHECK(json_quote("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(json_quote("l1\nl2\t\x01") == "\"l1\\nl2\\t\\u0001\"");
+  CHECK(json_quote("h\xc3\xa9") == "\"h\xc3\xa9\"");
+}
