@@ -87,12 +87,13 @@ _ddl() {
     fi
 
     if [[ $cmd == bench ]]; then
-        local has_allreduce=0
+        local has_allreduce=0 words
         for ((i = 2; i < COMP_CWORD; i++)); do
             [[ ${COMP_WORDS[i]} == allreduce ]] && has_allreduce=1
         done
         if ((has_allreduce == 0)); then
-            COMPREPLY=($(compgen -W 'allreduce' -- "$cur"))
+            [[ $cur == -* ]] && words='-h --help' || words=allreduce
+            COMPREPLY=($(compgen -W "$words" -- "$cur"))
             return 0
         fi
     fi
@@ -109,7 +110,8 @@ _ddl() {
         render) opts=$_ddl_render_opts ;;
         init) opts=$_ddl_init_opts ;;
         completions)
-            COMPREPLY=($(compgen -W 'bash zsh fish' -- "$cur"))
+            [[ $cur == -* ]] && opts='-h --help' || opts='bash zsh fish'
+            COMPREPLY=($(compgen -W "$opts" -- "$cur"))
             return 0
             ;;
         *) return 0 ;;
