@@ -64,7 +64,7 @@ int run_hosts(const HostsOptions& opts) {
   if (opts.check) {
     return report(Error{ExitCode::usage, "'hosts --check' is not implemented yet"});
   }
-  auto inventory = discover_hosts(*job);
+  auto inventory = inventory_for(*job);
   if (!inventory) {
     return report(inventory.error());
   }

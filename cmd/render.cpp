@@ -83,7 +83,7 @@ int run_render(RenderOptions opts) {
   if (!job) {
     return report(job.error());
   }
-  auto inventory = discover_hosts(*job);
+  auto inventory = inventory_for(*job);
   if (!inventory) {
     return report(inventory.error());
   }
