@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <memory>
 
+#include "backends/probe.hpp"
 #include "cmd/command.hpp"
 #include "src/render.hpp"
 
@@ -87,7 +88,12 @@ int run_render(RenderOptions opts) {
   if (!inventory) {
     return report(inventory.error());
   }
-  auto plan = make_plan(*job, *inventory);
+  // slots = "gpus" is the one case where the plan needs the hosts themselves.
+  auto probed = probe_gpu_slots(*job, std::move(*inventory));
+  if (!probed) {
+    return report(probed.error());
+  }
+  auto plan = make_plan(*job, *probed);
   if (!plan) {
     return report(plan.error());
   }
