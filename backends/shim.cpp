@@ -20,8 +20,11 @@ namespace {
 // by the same signal, with core dumps off, so that sshd reports exit-signal.
 // dash ignores SIGINT in background jobs for good, so the command runs in the
 // foreground of a pipeline whose other side is the watcher.
-constexpr std::string_view k_script = R"SHIM(__ddl_ss=$(command -v setsid 2>/dev/null)
-__ddl_sl=$(command -v sleep 2>/dev/null)
+constexpr std::string_view k_script = R"SHIM(__ddl_ss=
+for __ddl_x in /usr/bin /bin /usr/sbin /sbin; do
+  if [ -x "$__ddl_x/setsid" ]; then __ddl_ss=$__ddl_x/setsid; break; fi
+done
+if [ -z "$__ddl_ss" ] && command -v setsid >/dev/null 2>&1; then __ddl_ss=setsid; fi
 read -r __ddl_n || exit 125
 case $__ddl_n in *[!0-9]*|"") exit 125 ;; esac
 __ddl_pl=$(dd bs=1 count="$__ddl_n" 2>/dev/null) || exit 125
@@ -42,22 +45,26 @@ exec 3<&0 4>&1 5>&2 </dev/null
   echo "exit $?"
 } 2>/dev/null | {
   __ddl_t= __ddl_q= __ddl_f= __ddl_k=
+  __ddl_sig() {
+    kill -s "$1" -- "$__ddl_t" 2>/dev/null || kill -s "$1" "$__ddl_p" 2>/dev/null
+  }
   __ddl_stop() {
     [ -n "$__ddl_k" ] && return
-    kill -s TERM -- "$__ddl_t" 2>/dev/null
-    { "$__ddl_sl" "$__ddl_grace" || "$__ddl_sl" 1; kill -s KILL -- "$__ddl_t"; } </dev/null >/dev/null 2>&1 &
+    __ddl_sig TERM
+    { sleep "$__ddl_grace" || sleep 1; __ddl_sig KILL; } </dev/null >/dev/null 2>&1 &
     __ddl_k=$!
   }
   __ddl_act() {
     case $1 in
       stop|eof) __ddl_stop ;;
-      HUP|INT|QUIT|TERM|KILL|USR1|USR2) kill -s "$1" -- "$__ddl_t" 2>/dev/null ;;
+      HUP|INT|QUIT|TERM|KILL|USR1|USR2) __ddl_sig "$1" ;;
     esac
   }
   while read -r __ddl_w __ddl_a; do
     case $__ddl_w in
       fwd) __ddl_f=$__ddl_a ;;
-      pid) if [ -n "$__ddl_ss" ]; then __ddl_t=-$__ddl_a; else __ddl_t=$__ddl_a; fi
+      pid) __ddl_p=$__ddl_a
+           if [ -n "$__ddl_ss" ]; then __ddl_t=-$__ddl_a; else __ddl_t=$__ddl_a; fi
            for __ddl_x in $__ddl_q; do __ddl_act "$__ddl_x"; done ;;
       ctl|eof) __ddl_x=${__ddl_a:-eof}
            if [ -n "$__ddl_t" ]; then __ddl_act "$__ddl_x"; else __ddl_q="$__ddl_q $__ddl_x"; fi ;;
@@ -68,7 +75,7 @@ exec 3<&0 4>&1 5>&2 </dev/null
           kill -s TERM -- "$__ddl_t" 2>/dev/null
           for __ddl_x in 1 2 3 4 5 6 7 8 9 10; do
             kill -s 0 -- "$__ddl_t" 2>/dev/null || break
-            "$__ddl_sl" 0.1 2>/dev/null || "$__ddl_sl" 1
+            sleep 0.1 2>/dev/null || sleep 1
           done
           kill -s KILL -- "$__ddl_t" 2>/dev/null
         fi

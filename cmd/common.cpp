@@ -18,7 +18,8 @@ void set_trailing_command(std::vector<std::string> words) { trailing_storage() =
 const std::vector<std::string>& trailing_command() { return trailing_storage(); }
 
 void add_common_options(CLI::App& sub, CommonOptions& opts) {
-  sub.add_option("job", opts.job_file, "Job file (TOML)")->check(CLI::ExistingPath);
+  // No ExistingPath check: load_job reports a missing file in its own words.
+  sub.add_option("job", opts.job_file, "Job file (TOML)");
   sub.add_option("-H,--hosts", opts.overrides.hosts, "Hosts, e.g. node[01-04]:8,gpu-a:4");
   sub.add_option("--hostfile", opts.overrides.hostfile, "OpenMPI, DeepSpeed or MPICH hostfile");
   sub.add_option("--backend", opts.overrides.backend, "local, ssh, kubernetes or mpirun")

@@ -133,8 +133,13 @@ bool is_env_name(std::string_view name);
 // metacharacter. Returns the reason when not.
 std::optional<std::string> host_name_problem(std::string_view name);
 
+// For run and bench: an error when `job` has no command (neither [job] command
+// nor words after "--"). Loading does not require one: render and hosts don't.
+Result<void> require_command(const JobSpec& job);
+
 std::string_view to_string(BackendKind kind);
 std::string_view to_string(Framework framework);
 std::optional<BackendKind> parse_backend(std::string_view text);
+std::string_view to_string(HostKeyCheck check);
 
 } // namespace ddl

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+#include "backends/ssh/host_link.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+namespace ddl {
+
+struct HostLink::RankChannel final : ShimChannel::Sink {
+  RankChannel(int rank_, RankEvents& events_, ssh_session session) : rank(rank_), events(events_), channel(session, *this) {}
+  void started(long pid) override { events.started(rank, pid); }
+  void output(Stream stream, std::string_view bytes) override { events.output(rank, stream, bytes); }
+  void exited(const RankExit& how) override { events.exited(rank, how); }
+
+  int rank;
+  RankEvents& events;
+  ShimChannel channel;
+};
+
+namespace {
+
+int drain_wake(socket_t fd, int, void*) {
+  std::uint64_t count = 0;
+  [[maybe_unused]] ssize_t ignored = ::read(fd, &count, sizeof count);
+  return 0;
+}
+
+} // namespace
+
+HostLink::HostLink(std::string host_name, SshSessionPtr session)
+    : host_name_(std::move(host_name)), session_(std::move(session)),
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+HostLink::~HostLink() {
+  close();
+  if (wake_fd_ >= 0) {
+    ::close(wake_fd_);
+  }
+}
+
+void HostLink::post(Task task) {
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t ignored = ::write(wake_fd_, &one, sizeof one);
+}
+
+void HostLink::start(int rank, std::string payload, RankEvents& events) {
+  post([this, rank, payload = std::move(payload), &events] {
+    auto entry = std::make_unique<RankChannel>(rank, events, session_.get());
+    if (lost_) {
+      entry->channel.finish(fmt::format("{}: the connection is lost", host_name_));
+      return;
+    }
+    if (auto started = entry->channel.start(payload); !started) {
+      entry->channel.finish(fmt::format("{}: {}", host_name_, started.error().message));
+      return;
+    }
+    channels_[rank] = std::move(entry);
+  });
+}
+
+void HostLink::send(int rank, std::string line) {
+  post([this, rank, line = std::move(line)] {
+    auto found = channels_.find(rank);
+    if (found != channels_.end()) {
+      found->second->channel.send(line);
+    }
+  });
+}
+
+void HostLink::close() {
+  if (!thread_.joinable()) {
+    return;
+  }
+  post([this] {
+    for (auto& [rank, entry] : channels_) {
+      entry->channel.send(*shim_signal_line(9));
+      entry->channel.send_eof();
+    }
+    closing_ = true;
+  });
+  thread_.join();
+}
+
+void HostLink::drain_tasks() {
+  std::deque<Task> tasks;
+  {
+    std::lock_guard lock(mutex_);
+    tasks.swap(tasks_);
+  }
+  for (auto& task : tasks) {
+    task();
+  }
+}
+
+void HostLink::reap_closed() {
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    if (it->second->channel.closed()) {
+      it->second->channel.finish();
+      it = channels_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void HostLink::lose_connection() {
+  lost_ = true;
+  std::string why = ssh_get_error(session_.get());
+  for (auto& [rank, entry] : channels_) {
+    entry->channel.finish(fmt::format("lost the connection to {}: {}", host_name_,
+                                      why.empty() ? "host not answering" : why));
+  }
+  channels_.clear();
+}
+
+void HostLink::run() {
+  ssh_event event = ssh_event_new();
+  ssh_event_add_session(event, session_.get());
+  ssh_event_add_fd(event, wake_fd_, POLLIN, &drain_wake, nullptr);
+  while (true) {
+    drain_tasks();
+    reap_closed();
+    if (closing_) {
+      break;
+    }
+    if (lost_) {
+      pollfd wake{wake_fd_, POLLIN, 0};
+      ::poll(&wake, 1, 1000);
+      drain_wake(wake_fd_, 0, nullptr);
+      continue;
+    }
+    ssh_event_dopoll(event, channels_.empty() ? 1000 : 200);
+    if ((ssh_get_status(session_.get()) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0 ||
+        ssh_is_connected(session_.get()) == 0) {
+      reap_closed();
+      lose_connection();
+    }
+  }
+  // Gives the KILL lines a moment to leave before the connection closes;
+  // remote shims also end their groups on EOF when it drops.
+  if (!lost_ && !channels_.empty()) {
+    ssh_event_dopoll(event, 50);
+  }
+  channels_.clear();  // the supervisor gave up on them: no more events
+  ssh_event_remove_fd(event, wake_fd_);
+  ssh_event_remove_session(event, session_.get());
+  ssh_event_free(event);
+  session_.reset();
+}
+
+} // namespace ddl

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The ranks on one SSH connection, served by one thread: it opens their
+// channels, writes control lines, and turns channel events into RankEvents.
+// libssh sessions are not thread-safe, so every libssh call for this
+// session happens on that thread; the others only queue work.
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "backends/backend.hpp"
+#include "backends/ssh/shim_channel.hpp"
+#include "backends/ssh/ssh_connect.hpp"
+
+namespace ddl {
+
+class HostLink {
+public:
+  HostLink(std::string host_name, SshSessionPtr session);
+  ~HostLink();
+  HostLink(const HostLink&) = delete;
+  HostLink& operator=(const HostLink&) = delete;
+
+  // Queues the start of a rank; failures arrive as events.exited().
+  void start(int rank, std::string payload, RankEvents& events);
+  // Queues a control line for a rank (a signal or stop).
+  void send(int rank, std::string line);
+  // KILLs what still runs, closes the channels and the connection, and
+  // joins the thread (bounded).
+  void close();
+
+private:
+  struct RankChannel;
+  using Task = std::function<void()>;
+  void post(Task task);
+  void run();
+  void drain_tasks();
+  void reap_closed();
+  void lose_connection();
+
+  std::string host_name_;
+  SshSessionPtr session_;
+  int wake_fd_ = -1;
+  std::mutex mutex_;
+  std::deque<Task> tasks_;
+  bool closing_ = false;
+  bool lost_ = false;
+  std::map<int, std::unique_ptr<RankChannel>> channels_;  // thread-owned
+  std::thread thread_;
+};
+
+} // namespace ddl

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+#include "backends/ssh/shim_channel.hpp"
+
+#include <chrono>
+
+#include <fmt/core.h>
+
+namespace ddl {
+
+ShimChannel::ShimChannel(ssh_session session, Sink& sink) : session_(session), sink_(sink) {}
+
+ShimChannel::~ShimChannel() {
+  if (channel_ != nullptr) {
+    ssh_remove_channel_callbacks(channel_, &callbacks_);
+    ssh_channel_free(channel_);
+  }
+}
+
+Result<void> ShimChannel::start(const std::string& payload) {
+  channel_ = ssh_channel_new(session_);
+  if (channel_ == nullptr) {
+    return fail(ExitCode::launch, fmt::format("cannot create a channel: {}", ssh_get_error(session_)));
+  }
+  ssh_callbacks_init(&callbacks_);
+  callbacks_.userdata = this;
+  callbacks_.channel_data_function = &ShimChannel::on_data;
+  callbacks_.channel_close_function = &ShimChannel::on_close;
+  callbacks_.channel_exit_status_function = &ShimChannel::on_exit_status;
+  callbacks_.channel_exit_signal_function = &ShimChannel::on_exit_signal;
+  ssh_set_channel_callbacks(channel_, &callbacks_);
+  if (ssh_channel_open_session(channel_) != SSH_OK) {
+    return fail(ExitCode::launch, fmt::format("cannot open a channel: {}", ssh_get_error(session_)));
+  }
+  if (ssh_channel_request_exec(channel_, shim_ssh_command().c_str()) != SSH_OK) {
+    return fail(ExitCode::launch, fmt::format("cannot run the shim: {}", ssh_get_error(session_)));
+  }
+  if (ssh_channel_write(channel_, payload.data(), static_cast<uint32_t>(payload.size())) !=
+      static_cast<int>(payload.size())) {
+    return fail(ExitCode::launch, fmt::format("cannot send the rank's setup: {}", ssh_get_error(session_)));
+  }
+  return {};
+}
+
+void ShimChannel::send(std::string_view line) {
+  if (channel_ != nullptr && !closed_ && ssh_channel_is_open(channel_) != 0) {
+    ssh_channel_write(channel_, line.data(), static_cast<uint32_t>(line.size()));
+  }
+}
+
+void ShimChannel::send_eof() {
+  if (channel_ != nullptr && !closed_ && ssh_channel_is_open(channel_) != 0) {
+    ssh_channel_send_eof(channel_);
+  }
+}
+
+void ShimChannel::report_started() {
+  if (!started_reported_) {
+    started_reported_ = true;
+    sink_.started(stderr_filter_.pid().value_or(-1));
+    if (!held_stdout_.empty()) {
+      sink_.output(Stream::out, std::exchange(held_stdout_, {}));
+    }
+  }
+}
+
+int ShimChannel::on_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr, void* self) {
+  auto* me = static_cast<ShimChannel*>(self);
+  std::string_view bytes(static_cast<const char*>(data), len);
+  if (is_stderr != 0) {
+    std::string passed = me->stderr_filter_.feed(bytes);
+    if (me->stderr_filter_.decided()) {
+      me->report_started();
+    }
+    if (!passed.empty()) {
+      me->sink_.output(Stream::err, passed);
+    }
+  } else if (me->started_reported_) {
+    me->sink_.output(Stream::out, bytes);
+  } else {
+    me->held_stdout_.append(bytes);
+  }
+  return static_cast<int>(len);
+}
+
+void ShimChannel::on_close(ssh_session, ssh_channel, void* self) { static_cast<ShimChannel*>(self)->closed_ = true; }
+
+void ShimChannel::on_exit_status(ssh_session, ssh_channel, int status, void* self) {
+  static_cast<ShimChannel*>(self)->exit_status_ = status;
+}
+
+void ShimChannel::on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*,
+                                 void* self) {
+  int number = signal_number(signal != nullptr ? signal : "");
+  static_cast<ShimChannel*>(self)->exit_signal_ = number > 0 ? number : 255 - 128;
+}
+
+void ShimChannel::finish(const std::optional<std::string>& lost) {
+  if (finished_) {
+    return;
+  }
+  finished_ = true;
+  std::string rest = stderr_filter_.flush();
+  report_started();
+  if (!rest.empty()) {
+    sink_.output(Stream::err, rest);
+  }
+  RankExit how;
+  if (exit_signal_ > 0) {
+    how.signal = exit_signal_;
+    how.code = 128 + exit_signal_;
+  } else if (exit_status_) {
+    how.code = *exit_status_;
+  } else {
+    how.code = to_int(ExitCode::launch);
+    how.launch_error = lost.value_or("the connection closed without an exit status");
+  }
+  sink_.exited(how);
+}
+
+namespace {
+
+class CaptureSink final : public ShimChannel::Sink {
+public:
+  void started(long) override {}
+  void output(Stream stream, std::string_view bytes) override {
+    (stream == Stream::out ? capture.out : capture.err).append(bytes);
+  }
+  void exited(const RankExit& how) override { capture.exit = how; }
+  ShimCapture capture;
+};
+
+} // namespace
+
+Result<ShimCapture> run_shim_once(ssh_session session, const ShimJob& job, Millis timeout) {
+  auto payload = shim_payload(job);
+  if (!payload) {
+    return fail(payload.error());
+  }
+  CaptureSink sink;
+  ShimChannel channel(session, sink);
+  if (auto started = channel.start(*payload); !started) {
+    return fail(started.error());
+  }
+  ssh_event event = ssh_event_new();
+  ssh_event_add_session(event, session);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool timed_out = false;
+  while (!channel.closed()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      timed_out = true;
+      channel.send(*shim_signal_line(9));
+      break;
+    }
+    ssh_event_dopoll(event, 100);
+    if ((ssh_get_status(session) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0) {
+      break;
+    }
+  }
+  ssh_event_remove_session(event, session);
+  ssh_event_free(event);
+  if (timed_out) {
+    return fail(ExitCode::launch, fmt::format("no answer within {:g}s", static_cast<double>(timeout.count()) / 1000.0));
+  }
+  channel.finish(fmt::format("connection lost: {}", ssh_get_error(session)));
+  return sink.capture;
+}
+
+} // namespace ddl

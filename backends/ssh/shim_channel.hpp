@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// One process under the shim on an SSH channel: exec of the fixed shim
+// command, the payload on stdin, output and the exit status or signal through
+// libssh's channel callbacks (never ssh_channel_get_exit_status, which
+// blocks and knows no signals). Drive it with an ssh_event holding the
+// session; not thread-safe, like the session itself.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <libssh/callbacks.h>
+#include <libssh/libssh.h>
+
+#include "backends/backend.hpp"
+#include "backends/shim.hpp"
+#include "src/error.hpp"
+
+namespace ddl {
+
+class ShimChannel {
+public:
+  // Receives what the process does; exited() comes exactly once.
+  class Sink {
+  public:
+    virtual ~Sink() = default;
+    virtual void started(long pid) = 0;
+    virtual void output(Stream stream, std::string_view bytes) = 0;
+    virtual void exited(const RankExit& how) = 0;
+  };
+
+  ShimChannel(ssh_session session, Sink& sink);
+  ~ShimChannel();
+  ShimChannel(const ShimChannel&) = delete;
+  ShimChannel& operator=(const ShimChannel&) = delete;
+
+  // Opens the channel, runs the shim and writes `payload` (shim_payload).
+  Result<void> start(const std::string& payload);
+  // Writes a control line (shim_signal_line, k_shim_stop_line).
+  void send(std::string_view line);
+  // Closes its stdin: the shim ends the process group (TERM, grace, KILL).
+  void send_eof();
+  // The remote side closed the channel: the process is over.
+  bool closed() const { return closed_; }
+  // Reports the end to the sink (once): the exit status or signal, or
+  // `lost` as a launch error when the connection broke first.
+  void finish(const std::optional<std::string>& lost = std::nullopt);
+  bool finished() const { return finished_; }
+
+private:
+  static int on_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr, void* self);
+  static void on_close(ssh_session, ssh_channel, void* self);
+  static void on_exit_status(ssh_session, ssh_channel, int status, void* self);
+  static void on_exit_signal(ssh_session, ssh_channel, const char* signal, int core, const char*,
+                             const char*, void* self);
+  void report_started();
+
+  ssh_session session_;
+  ssh_channel channel_ = nullptr;
+  Sink& sink_;
+  ssh_channel_callbacks_struct callbacks_{};
+  ShimStderr stderr_filter_;
+  std::string held_stdout_;  // until the pid line arrived on stderr
+  bool started_reported_ = false;
+  bool closed_ = false;
+  bool finished_ = false;
+  std::optional<int> exit_status_;
+  int exit_signal_ = 0;
+};
+
+// Runs one short command under the shim and captures it (for preflight
+// checks and probes). Bounded by `timeout`; ExitCode::launch on failure.
+struct ShimCapture {
+  RankExit exit;
+  std::string out;
+  std::string err;
+};
+Result<ShimCapture> run_shim_once(ssh_session session, const ShimJob& job, Millis timeout);
+
+} // namespace ddl

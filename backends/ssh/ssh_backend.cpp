@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+#include "backends/ssh/ssh_backend.hpp"
+
+#include <csignal>
+#include <filesystem>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "backends/shim.hpp"
+#include "backends/ssh/host_link.hpp"
+#include "backends/ssh/parallel.hpp"
+#include "backends/ssh/shim_channel.hpp"
+#include "backends/ssh/ssh_connect.hpp"
+
+namespace ddl {
+
+namespace {
+
+// Checks, on the host, that the workdir and the command exist (exit 126 and
+// 127 from the shim, as for the real launch).
+std::optional<std::string> check_command(ssh_session session, const std::string& workdir,
+                                         const std::string& program, Millis timeout) {
+  ShimJob job;
+  job.workdir = workdir;
+  job.argv = {"sh", "-c", "command -v \"$1\" >/dev/null 2>&1", "ddl-check", program};
+  job.grace = Millis{1000};
+  auto result = run_shim_once(session, job, timeout);
+  if (!result) {
+    return result.error().message;
+  }
+  switch (result->exit.code) {
+    case 0:
+      return std::nullopt;
+    case 126:
+      return fmt::format("workdir {} does not exist", workdir);
+    case 127:
+      return fmt::format("command not found: {}", program);
+    default:
+      return fmt::format("the preflight check failed (exit {}): {}", result->exit.code,
+                         result->err.empty() ? result->exit.launch_error : result->err);
+  }
+}
+
+std::string host_label(const Host& host) {
+  return host.address == host.name ? host.name : fmt::format("{} ({})", host.name, host.address);
+}
+
+} // namespace
+
+SshBackend::SshBackend(const JobSpec& job) : options_(job.ssh), command_(job.command), workdir_(job.workdir) {
+  if (workdir_.empty()) {
+    std::error_code ignored;
+    workdir_ = std::filesystem::current_path(ignored).string();
+  }
+}
+
+SshBackend::~SshBackend() { shutdown(); }
+
+Result<void> SshBackend::prepare(const Plan& plan) {
+  // Connections per host: one per k_ranks_per_connection ranks.
+  std::vector<int> ranks_on_host(plan.hosts.size(), 0);
+  rank_link_.assign(plan.ranks.size(), 0);
+  for (const auto& slot : plan.ranks) {
+    ++ranks_on_host[slot.host_index];
+  }
+  struct Task {
+    std::size_t host;
+    int connection;
+  };
+  std::vector<Task> tasks;
+  std::vector<std::size_t> first_link(plan.hosts.size(), 0);
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    first_link[h] = tasks.size();
+    int connections = std::max(1, (ranks_on_host[h] + k_ranks_per_connection - 1) / k_ranks_per_connection);
+    for (int c = 0; c < connections; ++c) {
+      tasks.push_back({h, c});
+    }
+  }
+  std::vector<SshSessionPtr> sessions(tasks.size());
+  std::vector<std::string> problems(tasks.size());
+  std::string program = command_.empty() ? std::string("sh") : command_.front();
+  for_each_parallel(tasks.size(), options_.fanout, [&](std::size_t i) {
+    const Host& host = plan.hosts[tasks[i].host];
+    auto session = ssh_open(options_, host);
+    if (!session) {
+      problems[i] = session.error().message;
+      return;
+    }
+    if (tasks[i].connection == 0) {
+      if (auto problem = check_command(session->get(), workdir_, program, options_.connect_timeout)) {
+        problems[i] = *problem;
+        return;
+      }
+    }
+    sessions[i] = std::move(*session);
+  });
+
+  std::string report;
+  int failed_hosts = 0;
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    for (std::size_t i = first_link[h]; i < tasks.size() && tasks[i].host == h; ++i) {
+      if (!problems[i].empty()) {
+        report += fmt::format("\n  {}: {}", host_label(plan.hosts[h]), problems[i]);
+        ++failed_hosts;
+        break;
+      }
+    }
+  }
+  if (failed_hosts > 0) {
+    return fail(ExitCode::launch, fmt::format("cannot start on {} of {} host{}:{}", failed_hosts,
+                                              plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s", report));
+  }
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    links_.push_back(std::make_unique<HostLink>(plan.hosts[tasks[i].host].name, std::move(sessions[i])));
+  }
+  for (const auto& slot : plan.ranks) {
+    auto index = static_cast<std::size_t>(slot.rank);
+    if (index < rank_link_.size()) {
+      rank_link_[index] = first_link[slot.host_index] +
+                          static_cast<std::size_t>(slot.local_rank / k_ranks_per_connection);
+    }
+  }
+  spdlog::info("ssh: {} connection{} to {} host{} ready", links_.size(), links_.size() == 1 ? "" : "s",
+               plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s");
+  return {};
+}
+
+Result<void> SshBackend::start(const RankLaunch& launch, RankEvents& events) {
+  auto index = static_cast<std::size_t>(launch.rank);
+  if (index >= rank_link_.size() || links_.empty()) {
+    return fail(ExitCode::launch, fmt::format("rank {} was not prepared", launch.rank));
+  }
+  ShimJob job{launch.env, launch.workdir, launch.argv, launch.grace};
+  auto payload = shim_payload(job);
+  if (!payload) {
+    return fail(payload.error());
+  }
+  links_[rank_link_[index]]->start(launch.rank, std::move(*payload), events);
+  return {};
+}
+
+void SshBackend::signal(int rank, int signo) {
+  auto index = static_cast<std::size_t>(rank);
+  if (index >= rank_link_.size() || links_.empty()) {
+    return;
+  }
+  if (auto line = shim_signal_line(signo)) {
+    links_[rank_link_[index]]->send(rank, std::move(*line));
+  }
+}
+
+void SshBackend::shutdown() {
+  for (auto& link : links_) {
+    link->close();
+  }
+  links_.clear();
+}
+
+} // namespace ddl

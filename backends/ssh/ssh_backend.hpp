@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+
+namespace ddl {
+
+class HostLink;
+
+// Ranks on remote hosts over SSH (libssh), each under the shim
+// (backends/shim.hpp) on its own channel. prepare() connects to every host
+// in parallel (at most [ssh] fanout at once), verifies host keys,
+// authenticates and checks that the workdir and the command exist; every
+// failing host is reported at once (ExitCode::launch).
+class SshBackend final : public Backend {
+public:
+  explicit SshBackend(const JobSpec& job);
+  ~SshBackend() override;
+
+  Result<void> prepare(const Plan& plan) override;
+  Result<void> start(const RankLaunch& launch, RankEvents& events) override;
+  void signal(int rank, int signo) override;
+  void shutdown() override;
+
+private:
+  SshSection options_;
+  std::vector<std::string> command_;
+  std::string workdir_;
+  std::vector<std::unique_ptr<HostLink>> links_;
+  std::vector<std::size_t> rank_link_;  // rank -> index into links_
+};
+
+// Ranks one SSH connection carries at most (sshd's MaxSessions is 10).
+inline constexpr int k_ranks_per_connection = 8;
+
+} // namespace ddl

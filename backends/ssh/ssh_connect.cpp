@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+#include "backends/ssh/ssh_connect.hpp"
+
+#include <cstdlib>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+namespace ddl {
+
+namespace {
+
+std::string last_error(ssh_session session) {
+  std::string text = ssh_get_error(session);
+  return text.empty() ? "unknown error" : text;
+}
+
+bool file_exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+// The ssh options of the job file win over the OpenSSH config: they are set
+// before it is read, and libssh keeps the first value it gets.
+Result<void> set_options(ssh_session session, const SshSection& options, const Host& host) {
+  auto set = [&](ssh_options_e what, const void* value, const char* name) -> Result<void> {
+    if (ssh_options_set(session, what, value) != SSH_OK) {
+      return fail(ExitCode::launch, fmt::format("invalid ssh option {}: {}", name, last_error(session)));
+    }
+    return {};
+  };
+  int no = 0;
+  if (auto r = set(SSH_OPTIONS_PROCESS_CONFIG, &no, "config"); !r) return r;
+  if (auto r = set(SSH_OPTIONS_HOST, host.address.c_str(), "host"); !r) return r;
+  if (!options.user.empty()) {
+    if (auto r = set(SSH_OPTIONS_USER, options.user.c_str(), "user"); !r) return r;
+  }
+  if (options.port) {
+    unsigned int port = static_cast<unsigned int>(*options.port);
+    if (auto r = set(SSH_OPTIONS_PORT, &port, "port"); !r) return r;
+  }
+  long seconds = static_cast<long>(options.connect_timeout.count() / 1000);
+  long micros = static_cast<long>(options.connect_timeout.count() % 1000) * 1000;
+  if (auto r = set(SSH_OPTIONS_TIMEOUT, &seconds, "connect_timeout"); !r) return r;
+  if (auto r = set(SSH_OPTIONS_TIMEOUT_USEC, &micros, "connect_timeout"); !r) return r;
+  if (options.known_hosts != "~/.ssh/known_hosts") {
+    std::string path = expand_home(options.known_hosts);
+    if (auto r = set(SSH_OPTIONS_KNOWNHOSTS, path.c_str(), "known_hosts"); !r) return r;
+  }
+  if (!options.identity.empty()) {
+    std::string path = expand_home(options.identity);
+    if (auto r = set(SSH_OPTIONS_IDENTITY, path.c_str(), "identity"); !r) return r;
+  }
+  if (options.config != "none") {
+    for (const std::string& path : {expand_home(options.config), std::string("/etc/ssh/ssh_config")}) {
+      if (file_exists(path) && ssh_options_parse_config(session, path.c_str()) != SSH_OK) {
+        return fail(ExitCode::launch, fmt::format("cannot read ssh config {}: {}", path, last_error(session)));
+      }
+    }
+  }
+  return {};
+}
+
+// Keepalive probes after 1s idle, and any data unacknowledged for
+// connect_timeout ends the connection: a host that dies mid-run is noticed.
+void set_keepalive(ssh_session session, Millis connect_timeout) {
+  int fd = ssh_get_fd(session);
+  if (fd < 0) {
+    return;
+  }
+  int on = 1;
+  int idle = 1;
+  int interval = 1;
+  int count = std::max(2, static_cast<int>(connect_timeout.count() / 1000));
+  unsigned int user_timeout = static_cast<unsigned int>(std::max<long long>(1000, connect_timeout.count()));
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+}
+
+Result<void> verify_host_key(ssh_session session, const SshSection& options) {
+  std::string fingerprint = host_key_fingerprint(session);
+  std::string known = options.known_hosts;
+  switch (ssh_session_is_known_server(session)) {
+    case SSH_KNOWN_HOSTS_OK:
+      return {};
+    case SSH_KNOWN_HOSTS_CHANGED:
+      return fail(ExitCode::launch,
+                  fmt::format("host key has CHANGED, offered key {} does not match {} "
+                              "(possible man-in-the-middle attack; if the host was reinstalled, "
+                              "remove its old key with ssh-keygen -R)",
+                              fingerprint, known));
+    case SSH_KNOWN_HOSTS_OTHER:
+      return fail(ExitCode::launch,
+                  fmt::format("host key has CHANGED: offered key {} is of another type than the "
+                              "one in {} (possible man-in-the-middle attack)",
+                              fingerprint, known));
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+      break;
+    case SSH_KNOWN_HOSTS_ERROR:
+      return fail(ExitCode::launch, fmt::format("cannot check the host key: {}", last_error(session)));
+  }
+  switch (options.host_key_check) {
+    case HostKeyCheck::yes:
+      return fail(ExitCode::launch,
+                  fmt::format("host key {} is unknown (not in {}); add it to known_hosts, or set "
+                              "[ssh] host_key_check = \"accept-new\"",
+                              fingerprint, known));
+    case HostKeyCheck::accept_new:
+      if (ssh_session_update_known_hosts(session) != SSH_OK) {
+        return fail(ExitCode::launch, fmt::format("cannot record host key {} in {}: {}", fingerprint,
+                                                  known, last_error(session)));
+      }
+      spdlog::warn("recorded new host key {} in {}", fingerprint, known);
+      return {};
+    case HostKeyCheck::no:
+      spdlog::warn("host key {} NOT verified (host_key_check = \"no\")", fingerprint);
+      return {};
+  }
+  return {};
+}
+
+Result<void> authenticate(ssh_session session, const SshSection& options) {
+  if (ssh_userauth_none(session, nullptr) == SSH_AUTH_SUCCESS) {
+    return {};
+  }
+  std::string tried;
+  if (!options.identity.empty()) {
+    std::string path = expand_home(options.identity);
+    ssh_key key = nullptr;
+    if (ssh_pki_import_privkey_file(path.c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK) {
+      return fail(ExitCode::launch, fmt::format("cannot read identity {}", path));
+    }
+    int rc = ssh_userauth_publickey(session, nullptr, key);
+    ssh_key_free(key);
+    if (rc == SSH_AUTH_SUCCESS) {
+      return {};
+    }
+    tried = "identity " + path;
+  } else {
+    if (std::getenv("SSH_AUTH_SOCK") != nullptr) {
+      if (ssh_userauth_agent(session, nullptr) == SSH_AUTH_SUCCESS) {
+        return {};
+      }
+      tried = "agent, ";
+    }
+    if (ssh_userauth_publickey_auto(session, nullptr, nullptr) == SSH_AUTH_SUCCESS) {
+      return {};
+    }
+    tried += "default keys";
+  }
+  char* user = nullptr;
+  ssh_options_get(session, SSH_OPTIONS_USER, &user);
+  std::string who = user != nullptr ? user : "?";
+  ssh_string_free_char(user);
+  return fail(ExitCode::launch, fmt::format("authentication failed for user {} (tried {})", who, tried));
+}
+
+} // namespace
+
+void SshSessionFree::operator()(ssh_session session) const {
+  if (session != nullptr) {
+    ssh_disconnect(session);
+    ssh_free(session);
+  }
+}
+
+std::string expand_home(const std::string& path) {
+  if (path == "~" || path.starts_with("~/")) {
+    const char* home = std::getenv("HOME");
+    return std::string(home != nullptr ? home : "") + path.substr(1);
+  }
+  return path;
+}
+
+std::string host_key_fingerprint(ssh_session session) {
+  ssh_key key = nullptr;
+  if (ssh_get_server_publickey(session, &key) != SSH_OK) {
+    return {};
+  }
+  unsigned char* hash = nullptr;
+  size_t length = 0;
+  std::string text;
+  if (ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &length) == SSH_OK) {
+    char* printable = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, length);
+    if (printable != nullptr) {
+      text = printable;
+      ssh_string_free_char(printable);
+    }
+    ssh_clean_pubkey_hash(&hash);
+  }
+  ssh_key_free(key);
+  return text;
+}
+
+Result<SshSessionPtr> ssh_open(const SshSection& options, const Host& host) {
+  SshSessionPtr session(ssh_new());
+  if (!session) {
+    return fail(ExitCode::launch, "cannot create an ssh session");
+  }
+  if (auto set = set_options(session.get(), options, host); !set) {
+    return fail(set.error());
+  }
+  if (ssh_connect(session.get()) != SSH_OK) {
+    return fail(ExitCode::launch, fmt::format("cannot connect: {}", last_error(session.get())));
+  }
+  if (auto verified = verify_host_key(session.get(), options); !verified) {
+    return fail(verified.error());
+  }
+  if (auto authenticated = authenticate(session.get(), options); !authenticated) {
+    return fail(authenticated.error());
+  }
+  set_keepalive(session.get(), options.connect_timeout);
+  return session;
+}
+
+} // namespace ddl

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// One SSH connection to one host: options from [ssh] and the OpenSSH config,
+// host-key verification against known_hosts, agent and key authentication.
+// Only code under backends/ssh includes libssh.
+
+#include <memory>
+#include <string>
+
+#include <libssh/libssh.h>
+
+#include "src/error.hpp"
+#include "src/hosts.hpp"
+#include "src/job.hpp"
+
+namespace ddl {
+
+struct SshSessionFree {
+  void operator()(ssh_session session) const;
+};
+using SshSessionPtr = std::unique_ptr<ssh_session_struct, SshSessionFree>;
+
+// "~/x" -> "$HOME/x".
+std::string expand_home(const std::string& path);
+
+// Connects to `host`, verifies its key and authenticates. The error message
+// is one line about this host (no host name prefix); ExitCode::launch.
+// Warnings (host_key_check = "no", a key recorded by accept-new) go to the
+// log. The session has TCP keepalives set so that a host that stops
+// answering for connect_timeout is noticed.
+Result<SshSessionPtr> ssh_open(const SshSection& options, const Host& host);
+
+// "SHA256:..." of the server's host key, or "" when unavailable.
+std::string host_key_fingerprint(ssh_session session);
+
+} // namespace ddl

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+#include "src/collectives/tcp_ring.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <fmt/core.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "src/collectives/ring_schedule.hpp"
+#include "src/collectives/tcp_socket.hpp"
+#include "src/text.hpp"
+
+namespace ddl::coll {
+
+namespace {
+
+constexpr std::uint32_t k_hello_magic = 0x44444c52;  // "DDLR"
+
+struct Hello {
+  std::uint32_t magic = k_hello_magic;
+  std::uint32_t rank = 0;
+  std::uint32_t stream = 0;
+  std::uint32_t reserved = 0;
+  std::uint64_t cookie = 0;
+};
+
+struct Peer {
+  std::string host;
+  int port = 0;
+  std::uint64_t cookie = 0;
+};
+
+Result<Peer> parse_peer(const std::string& text) {
+  auto last = text.rfind(':');
+  Peer peer;
+  if (last == std::string::npos ||
+      !split_host_port(text.substr(0, last), peer.host, peer.port)) {
+    return fail(ExitCode::launch, "malformed ring address '" + text + "'");
+  }
+  peer.cookie = std::strtoull(text.c_str() + last + 1, nullptr, 16);
+  return peer;
+}
+
+// Per-stream progress through the schedule during one allreduce.
+struct StreamCursor {
+  std::size_t next_send = 0;
+  std::size_t sent = 0;
+  std::size_t next_recv = 0;
+  std::size_t received = 0;
+};
+
+class TcpRing final : public HostCollective {
+public:
+  TcpRing(int rank, int world, TcpOptions options)
+      : rank_(rank), world_(world), options_(std::move(options)) {}
+
+  Result<void> join(const Allgather& exchange);
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_; }
+  std::string name() const override { return "tcp"; }
+  std::vector<std::string> facts() const override {
+    return {fmt::format("ring over TCP, {} stream(s) per neighbour, {} KiB segments",
+                        options_.streams, options_.segment_bytes / 1024)};
+  }
+  Result<void> allreduce(const void* send, void* recv, std::size_t count, DataType type,
+                         ReduceOp op) override;
+
+private:
+  struct Call {
+    const char* send;
+    char* recv;
+    std::size_t element;
+    DataType type;
+    ReduceOp op;
+  };
+  const RingSchedule& schedule_for(std::size_t count, std::size_t element);
+  Result<bool> pump_send(std::size_t stream, const Call& call);
+  Result<bool> pump_recv(std::size_t stream, const Call& call);
+  Result<void> wait_for_io(std::chrono::steady_clock::time_point& last_progress);
+
+  int rank_;
+  int world_;
+  TcpOptions options_;
+  std::vector<Fd> right_;  // one per stream, we send on these
+  std::vector<Fd> left_;   // one per stream, we receive on these
+  std::vector<std::vector<char>> scratch_;
+  RingSchedule schedule_;
+  std::size_t schedule_count_ = 0;
+  std::size_t schedule_element_ = 0;
+  std::vector<char> received_;
+  std::vector<StreamCursor> cursors_;
+  std::size_t pending_sends_ = 0;
+  std::size_t pending_recvs_ = 0;
+};
+
+Result<void> TcpRing::join(const Allgather& exchange) {
+  auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
+  auto listener = listen_tcp(options_.listen_address, 0);
+  if (!listener) {
+    return fail(listener.error());
+  }
+  std::uint64_t cookie = (static_cast<std::uint64_t>(std::random_device{}()) << 32) |
+                         std::random_device{}();
+  auto all = exchange(fmt::format("{}:{:x}", join_host_port(listener->address, listener->port),
+                                  cookie));
+  if (!all) {
+    return fail(all.error());
+  }
+  if (all->size() != static_cast<std::size_t>(world_)) {
+    return fail(ExitCode::launch, "ring exchange returned the wrong number of addresses");
+  }
+  auto right = parse_peer((*all)[static_cast<std::size_t>((rank_ + 1) % world_)]);
+  if (!right) {
+    return fail(right.error());
+  }
+  auto streams = static_cast<std::size_t>(options_.streams);
+  // Connect first: the listen backlog completes our connections even before
+  // the neighbour accepts, so no rank waits on another here.
+  for (std::size_t s = 0; s < streams; ++s) {
+    auto fd = connect_tcp(right->host, right->port, deadline);
+    if (!fd) {
+      return fail(fd.error());
+    }
+    Hello hello{k_hello_magic, static_cast<std::uint32_t>(rank_), static_cast<std::uint32_t>(s),
+                0, right->cookie};
+    if (auto ok = write_all(fd->get(), &hello, sizeof hello); !ok) {
+      return ok;
+    }
+    right_.push_back(std::move(*fd));
+  }
+  left_.resize(streams);
+  auto left_rank = static_cast<std::uint32_t>((rank_ + world_ - 1) % world_);
+  for (std::size_t accepted = 0; accepted < streams;) {
+    auto fd = accept_tcp(listener->fd.get(), deadline);
+    if (!fd) {
+      return fail(fd.error());
+    }
+    Hello hello;
+    if (!read_all(fd->get(), &hello, sizeof hello, deadline) || hello.magic != k_hello_magic ||
+        hello.cookie != cookie || hello.rank != left_rank || hello.stream >= streams ||
+        left_[hello.stream]) {
+      continue;  // not our neighbour: drop it and keep waiting
+    }
+    left_[hello.stream] = std::move(*fd);
+    ++accepted;
+  }
+  for (std::size_t s = 0; s < streams; ++s) {
+    for (int fd : {right_[s].get(), left_[s].get()}) {
+      tune_socket(fd, options_.send_buffer);
+      set_nonblocking(fd);
+    }
+  }
+  scratch_.assign(streams, std::vector<char>(options_.segment_bytes + 64));
+  cursors_.resize(streams);
+  return {};
+}
+
+const RingSchedule& TcpRing::schedule_for(std::size_t count, std::size_t element) {
+  if (count != schedule_count_ || element != schedule_element_) {
+    schedule_ = make_ring_schedule(rank_, world_, count, options_.segment_bytes / element);
+    schedule_count_ = count;
+    schedule_element_ = element;
+  }
+  return schedule_;
+}
+
+Result<bool> TcpRing::pump_send(std::size_t stream, const Call& call) {
+  auto& cur = cursors_[stream];
+  const auto& sends = schedule_.sends;
+  bool progressed = false;
+  while (cur.next_send < sends.size()) {
+    const RingSegment& seg = sends[cur.next_send];
+    if (seg.dependency >= 0 && received_[static_cast<std::size_t>(seg.dependency)] == 0) {
+      break;
+    }
+    const char* base = seg.step == 0 ? call.send : call.recv;
+    std::size_t bytes = seg.count * call.element;
+    ssize_t n = ::send(right_[stream].get(), base + seg.offset * call.element + cur.sent,
+                       bytes - cur.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+        break;
+      }
+      return fail(ExitCode::launch, fmt::format("rank {}: sending to rank {}: {}", rank_,
+                                                (rank_ + 1) % world_, std::strerror(errno)));
+    }
+    progressed = true;
+    cur.sent += static_cast<std::size_t>(n);
+    if (cur.sent == bytes) {
+      cur.sent = 0;
+      cur.next_send += right_.size();
+      --pending_sends_;
+    }
+  }
+  return progressed;
+}
+
+Result<bool> TcpRing::pump_recv(std::size_t stream, const Call& call) {
+  auto& cur = cursors_[stream];
+  const auto& receives = schedule_.receives;
+  bool progressed = false;
+  while (cur.next_recv < receives.size()) {
+    const RingSegment& seg = receives[cur.next_recv];
+    bool reducing = seg.step < schedule_.reduce_steps;
+    std::size_t bytes = seg.count * call.element;
+    char* target = reducing ? scratch_[stream].data() : call.recv + seg.offset * call.element;
+    ssize_t n = ::recv(left_[stream].get(), target + cur.received, bytes - cur.received,
+                       MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      break;
+    }
+    if (n <= 0) {
+      return fail(ExitCode::launch,
+                  fmt::format("rank {}: receiving from rank {}: {}", rank_,
+                              (rank_ + world_ - 1) % world_,
+                              n == 0 ? "connection closed" : std::strerror(errno)));
+    }
+    progressed = true;
+    cur.received += static_cast<std::size_t>(n);
+    if (cur.received == bytes) {
+      if (reducing) {
+        std::size_t at = seg.offset * call.element;
+        reduce(call.recv + at, call.send + at, target, seg.count, call.type, call.op);
+      }
+      received_[cur.next_recv] = 1;
+      cur.received = 0;
+      cur.next_recv += left_.size();
+      --pending_recvs_;
+    }
+  }
+  return progressed;
+}
+
+Result<void> TcpRing::wait_for_io(std::chrono::steady_clock::time_point& last_progress) {
+  std::vector<pollfd> fds;
+  for (std::size_t s = 0; s < cursors_.size(); ++s) {
+    const auto& cur = cursors_[s];
+    if (cur.next_send < schedule_.sends.size()) {
+      long dep = schedule_.sends[cur.next_send].dependency;
+      if (dep < 0 || received_[static_cast<std::size_t>(dep)] != 0) {
+        fds.push_back({right_[s].get(), POLLOUT, 0});
+      }
+    }
+    if (cur.next_recv < schedule_.receives.size()) {
+      fds.push_back({left_[s].get(), POLLIN, 0});
+    }
+  }
+  int ready = ::poll(fds.data(), fds.size(), 1000);
+  if (ready < 0 && errno != EINTR) {
+    return fail(ExitCode::launch, std::string("poll: ") + std::strerror(errno));
+  }
+  if (ready > 0) {
+    last_progress = std::chrono::steady_clock::now();
+  } else if (std::chrono::steady_clock::now() - last_progress > options_.stall_timeout) {
+    return fail(ExitCode::launch,
+                fmt::format("rank {}: the ring made no progress for {}s; a neighbour is stuck",
+                            rank_, options_.stall_timeout.count() / 1000));
+  }
+  return {};
+}
+
+Result<void> TcpRing::allreduce(const void* send, void* recv, std::size_t count, DataType type,
+                                ReduceOp op) {
+  std::size_t element = element_size(type);
+  if (world_ == 1 || count == 0) {
+    if (send != recv && count > 0) {
+      std::memmove(recv, send, count * element);
+    }
+    return {};
+  }
+  schedule_for(count, element);
+  Call call{static_cast<const char*>(send), static_cast<char*>(recv), element, type, op};
+  received_.assign(schedule_.receives.size(), 0);
+  for (std::size_t s = 0; s < cursors_.size(); ++s) {
+    cursors_[s] = StreamCursor{s, 0, s, 0};
+  }
+  pending_sends_ = schedule_.sends.size();
+  pending_recvs_ = schedule_.receives.size();
+  auto last_progress = std::chrono::steady_clock::now();
+  while (pending_sends_ > 0 || pending_recvs_ > 0) {
+    bool progressed = false;
+    for (std::size_t s = 0; s < cursors_.size(); ++s) {
+      auto sent = pump_send(s, call);
+      if (!sent) {
+        return fail(sent.error());
+      }
+      auto got = pump_recv(s, call);
+      if (!got) {
+        return fail(got.error());
+      }
+      progressed = progressed || *sent || *got;
+    }
+    if (!progressed) {
+      if (auto ok = wait_for_io(last_progress); !ok) {
+        return ok;
+      }
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+Result<std::unique_ptr<Collective>> connect_tcp_ring(int rank, int world,
+                                                     const Allgather& exchange,
+                                                     const TcpOptions& options) {
+  if (world < 1 || rank < 0 || rank >= world) {
+    return fail(ExitCode::usage, fmt::format("invalid rank {} of {}", rank, world));
+  }
+  TcpOptions checked = options;
+  checked.streams = std::clamp(checked.streams, 1, 64);
+  checked.segment_bytes = std::max<std::size_t>(checked.segment_bytes, 4096) / 64 * 64;
+  auto ring = std::make_unique<TcpRing>(rank, world, checked);
+  if (world > 1) {
+    if (auto ok = ring->join(exchange); !ok) {
+      return fail(ok.error());
+    }
+  }
+  return std::unique_ptr<Collective>(std::move(ring));
+}
+
+} // namespace ddl::coll

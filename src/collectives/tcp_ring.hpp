@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "src/collectives/collective.hpp"
+
+namespace ddl::coll {
+
+struct TcpOptions {
+  int streams = 1;                          // TCP connections per neighbour
+  std::size_t segment_bytes = 512 * 1024;   // pipelining unit
+  int send_buffer = 4 << 20;                // SO_SNDBUF where wmem_max allows
+  std::string listen_address = "127.0.0.1"; // what this rank binds and advertises
+  std::chrono::milliseconds connect_timeout{60'000};
+  std::chrono::milliseconds stall_timeout{120'000};  // no progress at all: error
+};
+
+// Joins the ring: each rank listens on an ephemeral port of
+// `options.listen_address`, shares "host:port:cookie" through `exchange`,
+// connects `streams` sockets to its right neighbour and accepts as many from
+// its left one (the cookie proves a connection comes from the job).
+Result<std::unique_ptr<Collective>> connect_tcp_ring(int rank, int world,
+                                                     const Allgather& exchange,
+                                                     const TcpOptions& options);
+
+} // namespace ddl::coll

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+// The TCP ring with n = 1..8 ranks as threads on loopback; their addresses
+// are exchanged in process (the real thing uses the rendezvous).
+#include <catch2/catch.hpp>
+
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "src/collectives/ring_schedule.hpp"
+#include "src/collectives/sweep.hpp"
+#include "src/collectives/tcp_ring.hpp"
+#include "src/collectives/verify.hpp"
+
+using namespace ddl::coll;
+
+namespace {
+
+// An in-process allgather for `world` threads, usable once.
+class FakeExchange {
+public:
+  explicit FakeExchange(int world) : values_(static_cast<std::size_t>(world)) {}
+  Allgather for_rank(int rank) {
+    return [this, rank](const std::string& mine) -> ddl::Result<std::vector<std::string>> {
+      std::unique_lock lock(mutex_);
+      values_[static_cast<std::size_t>(rank)] = mine;
+      ++arrived_;
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return arrived_ == values_.size(); });
+      return values_;
+    };
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::string> values_;
+  std::size_t arrived_ = 0;
+};
+
+struct Case {
+  std::size_t count;
+  DataType type;
+  ReduceOp op;
+  bool in_place;
+};
+
+// Runs every case on every rank in lockstep; returns the wrong elements seen.
+std::size_t run_cases(int world, const std::vector<Case>& cases, const TcpOptions& options) {
+  FakeExchange exchange(world);
+  std::vector<std::size_t> wrong(static_cast<std::size_t>(world), 0);
+  std::vector<std::string> errors(static_cast<std::size_t>(world));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] {
+      auto r = static_cast<std::size_t>(rank);
+      auto ring = connect_tcp_ring(rank, world, exchange.for_rank(rank), options);
+      if (!ring) {
+        errors[r] = ring.error().message;
+        return;
+      }
+      std::uint64_t seed = 1;
+      for (const Case& c : cases) {
+        std::size_t bytes = c.count * element_size(c.type);
+        std::vector<char> send(bytes + 1), recv(bytes + 1), expected(bytes + 1), original(bytes + 1);
+        fill_rank_data(send.data(), c.count, c.type, c.op, rank, world, seed);
+        original = send;
+        fill_expected(expected.data(), c.count, c.type, c.op, world, seed);
+        char* out = c.in_place ? send.data() : recv.data();
+        auto ok = (*ring)->allreduce(send.data(), out, c.count, c.type, c.op);
+        if (!ok) {
+          errors[r] = ok.error().message;
+          return;
+        }
+        wrong[r] += count_mismatches(out, expected.data(), c.count, c.type);
+        if (!c.in_place) {
+          wrong[r] += count_mismatches(send.data(), original.data(), c.count, c.type);
+        }
+        ++seed;
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  for (const auto& e : errors) {
+    INFO(e);
+    CHECK(e.empty());
+  }
+  std::size_t total = 0;
+  for (auto w : wrong) {
+    total += w;
+  }
+  return total;
+}
+
+} // namespace
+
+TEST_CASE("ring schedule: every rank sends 2(n-1)/n of the buffer", "[collectives]") {
+  for (int world = 2; world <= 8; ++world) {
+    for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{1001}}) {
+      std::size_t total_sent = 0;
+      std::size_t total_received = 0;
+      for (int rank = 0; rank < world; ++rank) {
+        auto schedule = make_ring_schedule(rank, world, count, 64);
+        std::size_t sent = 0;
+        std::size_t received = 0;
+        for (const auto& s : schedule.sends) sent += s.count;
+        for (const auto& s : schedule.receives) received += s.count;
+        total_sent += sent;
+        total_received += received;
+      }
+      // Each chunk travels n-1 hops in each phase.
+      CHECK(total_sent == 2 * static_cast<std::size_t>(world - 1) * count);
+      CHECK(total_received == total_sent);
+    }
+  }
+}
+
+TEST_CASE("tcp ring: every dtype and op, n = 1..8, odd sizes", "[collectives][tcp]") {
+  std::vector<Case> cases;
+  for (DataType type : {DataType::float32, DataType::float64, DataType::int32,
+                        DataType::float16, DataType::bfloat16}) {
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max}) {
+      for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{1001},
+                                std::size_t{4099}}) {
+        cases.push_back({count, type, op, count % 2 == 1});
+      }
+    }
+  }
+  TcpOptions options;
+  options.segment_bytes = 4096;  // many segments per chunk: exercises pipelining
+  for (int world = 1; world <= 8; ++world) {
+    INFO("world " << world);
+    CHECK(run_cases(world, cases, options) == 0);
+  }
+}
+
+TEST_CASE("tcp ring: several streams, large buffers, in and out of place", "[collectives][tcp]") {
+  std::vector<Case> cases = {
+      {1 << 18, DataType::float32, ReduceOp::sum, false},
+      {(1 << 18) + 13, DataType::float32, ReduceOp::sum, true},
+      {100'001, DataType::float16, ReduceOp::max, false},
+      {50'003, DataType::float64, ReduceOp::prod, true},
+  };
+  for (int streams : {1, 3}) {
+    TcpOptions options;
+    options.streams = streams;
+    options.segment_bytes = 64 * 1024;
+    for (int world : {2, 3, 5}) {
+      INFO("world " << world << " streams " << streams);
+      CHECK(run_cases(world, cases, options) == 0);
+    }
+  }
+}
+
+TEST_CASE("reduce: half and bfloat16 round trip small integers", "[collectives]") {
+  for (int v = -2048; v <= 2048; ++v) {
+    CHECK(half_to_float(float_to_half(static_cast<float>(v))) == static_cast<float>(v));
+  }
+  for (int v = -256; v <= 256; ++v) {
+    CHECK(bf16_to_float(float_to_bf16(static_cast<float>(v))) == static_cast<float>(v));
+  }
+  CHECK(float_to_half(1.0f) == 0x3c00);
+  CHECK(float_to_half(65504.0f) == 0x7bff);
+  CHECK(float_to_half(1e6f) == 0x7c00);
+  CHECK(half_to_float(0x0001) == Approx(5.960464477539063e-08));
+}
+
+TEST_CASE("sweep over the tcp ring: verified, timed, identical on every rank", "[collectives][tcp]") {
+  const int world = 3;
+  FakeExchange exchange(world);
+  SweepOptions options;
+  options.min_bytes = 8;
+  options.max_bytes = 64 * 1024;
+  options.iters = 3;
+  options.warmup_iters = 1;
+  options.type = DataType::float16;
+  std::vector<SweepReport> reports(world);
+  std::vector<std::string> errors(world);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] {
+      auto r = static_cast<std::size_t>(rank);
+      auto ring = connect_tcp_ring(rank, world, exchange.for_rank(rank), TcpOptions{});
+      if (!ring) {
+        errors[r] = ring.error().message;
+        return;
+      }
+      auto report = run_sweep(**ring, options, nullptr);
+      if (!report) {
+        errors[r] = report.error().message;
+        return;
+      }
+      reports[r] = *report;
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  for (const auto& e : errors) {
+    CHECK(e == "");
+  }
+  REQUIRE(reports[0].rows.size() == 14);
+  CHECK(reports[0].wrong == 0);
+  CHECK(reports[0].rows[0].count == 4);
+  for (std::size_t i = 0; i < reports[0].rows.size(); ++i) {
+    const auto& row = reports[0].rows[i];
+    CHECK(row.out_of_place.wrong == 0);
+    CHECK(row.in_place.wrong == 0);
+    CHECK(row.out_of_place.time_us > 0);
+    // Times are averaged over ranks, so every rank reports the same.
+    CHECK(row.out_of_place.time_us == reports[2].rows[i].out_of_place.time_us);
+  }
+}

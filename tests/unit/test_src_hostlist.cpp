@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// Slurm-style hostlist expansion.
+#include <catch2/catch.hpp>
+
+#include "src/hosts.hpp"
+
+namespace {
+
+// "name" or "name:slots" per host, joined by spaces; or the error message.
+std::string expand(std::string_view text) {
+  auto hosts = ddl::expand_hostlist(text);
+  if (!hosts) {
+    CHECK(hosts.error().code == ddl::ExitCode::usage);
+    return "error: " + hosts.error().message;
+  }
+  std::string out;
+  for (const auto& host : *hosts) {
+    out += (out.empty() ? "" : " ") + host.name;
+    if (host.slots) {
+      out += ":" + std::to_string(*host.slots);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("hostlist expansion", "[hostlist]") {
+  CHECK(expand("a") == "a");
+  CHECK(expand("a,b:2, c:3") == "a b:2 c:3");
+  CHECK(expand("node[01-04,07]") == "node01 node02 node03 node04 node07");
+  CHECK(expand("node[01-04]:8,gpu-a:4") == "node01:8 node02:8 node03:8 node04:8 gpu-a:4");
+  CHECK(expand("n[8-11]") == "n8 n9 n10 n11");
+  CHECK(expand("n[08-11]") == "n08 n09 n10 n11");
+  CHECK(expand("n[098-101]") == "n098 n099 n100 n101");
+  CHECK(expand("gpu[1-2]-ib") == "gpu1-ib gpu2-ib");
+  CHECK(expand("r[1-2]n[1-2]") == "r1n1 r1n2 r2n1 r2n2");
+  CHECK(expand("r[1-2]n[1-2]:4") == "r1n1:4 r1n2:4 r2n1:4 r2n2:4");
+  CHECK(expand("[1-2]x") == "1x 2x");
+  CHECK(expand("n[5]") == "n5");
+  CHECK(expand("10.0.0.1:2") == "10.0.0.1:2");
+}
+
+TEST_CASE("hostlist IPv6", "[hostlist]") {
+  CHECK(expand("[fe80::1]:2") == "fe80::1:2");
+  CHECK(expand("[fe80::1]") == "fe80::1");
+  CHECK(expand("[::1]:2,[fe80::2]") == "::1:2 fe80::2");
+  // Without brackets an address with two or more colons has no slots.
+  CHECK(expand("fe80::1") == "fe80::1");
+  CHECK(expand("::1") == "::1");
+  CHECK(expand("fe80::1%eth0") == "fe80::1%eth0");
+  CHECK(expand("node:2:3") == "error: bad host 'node:2:3': write an IPv6 address with slots as "
+                           "[ADDRESS]:SLOTS");
+  CHECK(expand("[fe80::1]x") == "error: unexpected 'x' after ']' in '[fe80::1]x'");
+  CHECK(expand("[fe80::1]:0") == "error: bad slot count '0' in '[fe80::1]:0'");
+}
+
+TEST_CASE("hostlist errors name the offending text", "[hostlist]") {
+  CHECK(expand("") == "error: empty host list");
+  CHECK(expand("  ") == "error: empty host list");
+  CHECK(expand("a,,b") == "error: empty host in 'a,,b'");
+  CHECK(expand("a,") == "error: empty host in 'a,'");
+  CHECK(expand(",a") == "error: empty host in ',a'");
+  CHECK(expand("node[1-3") == "error: '[' without ']' in 'node[1-3'");
+  CHECK(expand("node[1-3,5") == "error: '[' without ']' in 'node[1-3,5'");
+  CHECK(expand("[fe80::1") == "error: '[' without ']' in '[fe80::1'");
+  CHECK(expand("node1]") == "error: ']' without '[' in 'node1]'");
+  CHECK(expand("n[1[2]]") == "error: nested '[' in 'n[1[2]]'");
+  CHECK(expand("node[5-1]") == "error: reversed range '5-1' in 'node[5-1]'");
+  CHECK(expand("node[a-b]") == "error: bad range 'a-b' in 'node[a-b]'");
+  CHECK(expand("node[1-]") == "error: bad range '1-' in 'node[1-]'");
+  CHECK(expand("node[-1]") == "error: bad range '-1' in 'node[-1]'");
+  CHECK(expand("node[1,,2]") == "error: bad range '' in 'node[1,,2]'");
+  CHECK(expand("node[]") == "error: empty brackets in 'node[]'");
+  CHECK(expand("node[1-65537]") == "error: 'node[1-65537]' expands to more than 65536 hosts");
+  CHECK(expand("r[1-300]n[1-300]") == "error: 'r[1-300]n[1-300]' expands to more than 65536 hosts");
+  CHECK(expand("n[1-9999999999]") == "error: bad range '1-9999999999' in 'n[1-9999999999]'");
+  CHECK(expand("a:x") == "error: bad slot count 'x' in 'a:x'");
+  CHECK(expand("a:0") == "error: bad slot count '0' in 'a:0'");
+  CHECK(expand("a:-1") == "error: bad slot count '-1' in 'a:-1'");
+  CHECK(expand("a:") == "error: bad slot count '' in 'a:'");
+  CHECK(expand(":4") == "error: empty host name in ':4'");
+}
+
+TEST_CASE("hostlist limits", "[hostlist]") {
+  auto hosts = ddl::expand_hostlist("n[0-65535]");
+  REQUIRE(hosts);
+  CHECK(hosts->size() == 65536);
+  CHECK(hosts->back().name == "n65535");
+  CHECK(expand("n[1-40000],m[1-40000]") ==
+        "error: 'n[1-40000],m[1-40000]' expands to more than 65536 hosts");
+}

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+// The job file: every key read into JobSpec, and the defaults.
+#include <catch2/catch.hpp>
+
+#include "src/job.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+ddl::JobSpec parse(std::string_view text, const std::string& origin = "job.toml") {
+  auto job = ddl::parse_job(text, origin, {});
+  INFO((job ? std::string() : job.error().message));
+  REQUIRE(job.has_value());
+  return *job;
+}
+
+} // namespace
+
+TEST_CASE("an empty job file gives the documented defaults", "[job]") {
+  ddl::JobSpec job = parse("");
+  CHECK(job.source == "job.toml");
+  CHECK(job.name == "job");
+  CHECK(job.command.empty());
+  CHECK_FALSE(job.command_is_shell);
+  CHECK(job.workdir.empty());
+  CHECK(job.env.empty());
+  CHECK(job.env_pass.empty());
+  CHECK(job.frameworks == std::vector<ddl::Framework>{ddl::Framework::torch});
+  CHECK_FALSE(job.timeout.has_value());
+  CHECK(job.max_restarts == 0);
+  CHECK(job.grace == 10s);
+  CHECK(job.log_dir.empty());
+  CHECK(job.hosts.list.empty());
+  CHECK(job.hosts.hostfile.empty());
+  CHECK_FALSE(job.hosts.slurm);
+  CHECK(job.hosts.discovery_script.empty());
+  CHECK(job.hosts.discovery_timeout == 60s);
+  CHECK_FALSE(job.hosts.slots.has_value());
+  CHECK_FALSE(job.hosts.slots_from_gpus);
+  CHECK(job.launch.backend == ddl::BackendKind::local);
+  CHECK_FALSE(job.launch.np.has_value());
+  CHECK(job.launch.bind_gpus);
+  CHECK(job.ssh.user.empty());
+  CHECK_FALSE(job.ssh.port.has_value());
+  CHECK(job.ssh.config == "~/.ssh/config");
+  CHECK(job.ssh.known_hosts == "~/.ssh/known_hosts");
+  CHECK(job.ssh.host_key_check == ddl::HostKeyCheck::yes);
+  CHECK(job.ssh.connect_timeout == 10s);
+  CHECK(job.ssh.fanout == 64);
+  CHECK(job.kubernetes.namespace_ == "default");
+  CHECK(job.kubernetes.kubectl == "kubectl");
+  CHECK(job.rendezvous.address == "auto");
+  CHECK(job.rendezvous.port == 0);
+  CHECK(job.rendezvous.timeout == 5min);
+  CHECK(job.torch.master_port == 29500);
+  CHECK(job.tensorflow.chief == 1);
+  CHECK(job.tensorflow.ps == 0);
+  CHECK(job.tensorflow.evaluator == 0);
+  CHECK(job.tensorflow.port == 2222);
+}
+
+TEST_CASE("the job name defaults to the file stem, else ddl", "[job]") {
+  CHECK(parse("", "configs/resnet.toml").name == "resnet");
+  CHECK(parse("", "").name == "ddl");
+  auto job = ddl::load_job("", {});
+  REQUIRE(job);
+  CHECK(job->name == "ddl");
+  CHECK(job->source.empty());
+}
+
+TEST_CASE("every key of the design's job file is read", "[job]") {
+  ddl::JobSpec job = parse(R"(
+[job]
+name = "resnet"
+command = ["python3", "train.py", "--lr", "0.1"]
+workdir = "/shared/resnet"
+env = { NCCL_DEBUG = "WARN", OMP_NUM_THREADS = 4, A_FLAG = true }
+env_pass = ["PYTHONPATH", "NCCL_*"]
+frameworks = ["torch", "tensorflow", "horovod", "jax", "mpi", "torch"]
+timeout = "2h"
+max_restarts = 3
+grace = "1.5s"
+log_dir = "logs"
+
+[hosts]
+list = ["node[01-04]:8", "gpu-a:4"]
+slots = 2
+discovery_timeout = "5s"
+
+[launch]
+backend = "ssh"
+np = 16
+bind_gpus = false
+
+[ssh]
+user = "ml"
+port = 2200
+identity = "~/.ssh/id_ed25519"
+config = "none"
+known_hosts = "/tmp/kh"
+host_key_check = "accept-new"
+connect_timeout = "3s"
+fanout = 8
+remote_ddl = "/opt/ddl/bin/ddl"
+
+[kubernetes]
+namespace = "ml"
+selector = "app=trainer"
+container = "trainer"
+kubectl = "/usr/bin/kubectl"
+context = "prod"
+
+[rendezvous]
+address = "10.0.0.1"
+port = 29400
+timeout = "1m"
+
+[torch]
+master_port = 0
+
+[tensorflow]
+chief = 0
+ps = 2
+evaluator = 1
+port = 3000
+)");
+  CHECK(job.name == "resnet");
+  CHECK(job.command == std::vector<std::string>{"python3", "train.py", "--lr", "0.1"});
+  CHECK_FALSE(job.command_is_shell);
+  CHECK(job.workdir == "/shared/resnet");
+  // The file's order, not toml++'s sorted order; integers and booleans as text.
+  CHECK(job.env == ddl::EnvList{{"NCCL_DEBUG", "WARN"}, {"OMP_NUM_THREADS", "4"},
+                                {"A_FLAG", "true"}});
+  CHECK(job.env_pass == std::vector<std::string>{"PYTHONPATH", "NCCL_*"});
+  CHECK(job.frameworks == std::vector<ddl::Framework>{ddl::Framework::torch,
+                                                      ddl::Framework::tensorflow,
+                                                      ddl::Framework::horovod, ddl::Framework::jax,
+                                                      ddl::Framework::mpi});
+  CHECK(job.timeout == 2h);
+  CHECK(job.max_restarts == 3);
+  CHECK(job.grace == 1500ms);
+  CHECK(job.log_dir == "logs");
+  CHECK(job.hosts.list == std::vector<std::string>{"node[01-04]:8", "gpu-a:4"});
+  CHECK(job.hosts.slots == 2);
+  CHECK(job.hosts.discovery_timeout == 5s);
+  CHECK(job.launch.backend == ddl::BackendKind::ssh);
+  CHECK(job.launch.np == 16);
+  CHECK_FALSE(job.launch.bind_gpus);
+  CHECK(job.ssh.user == "ml");
+  CHECK(job.ssh.port == 2200);
+  CHECK(job.ssh.identity == "~/.ssh/id_ed25519");
+  CHECK(job.ssh.config == "none");
+  CHECK(job.ssh.known_hosts == "/tmp/kh");
+  CHECK(job.ssh.host_key_check == ddl::HostKeyCheck::accept_new);
+  CHECK(job.ssh.connect_timeout == 3s);
+  CHECK(job.ssh.fanout == 8);
+  CHECK(job.ssh.remote_ddl == "/opt/ddl/bin/ddl");
+  CHECK(job.kubernetes.namespace_ == "ml");
+  CHECK(job.kubernetes.selector == "app=trainer");
+  CHECK(job.kubernetes.container == "trainer");
+  CHECK(job.kubernetes.kubectl == "/usr/bin/kubectl");
+  CHECK(job.kubernetes.context == "prod");
+  CHECK(job.rendezvous.address == "10.0.0.1");
+  CHECK(job.rendezvous.port == 29400);
+  CHECK(job.rendezvous.timeout == 1min);
+  CHECK(job.torch.master_port == 0);
+  CHECK(job.tensorflow.chief == 0);
+  CHECK(job.tensorflow.ps == 2);
+  CHECK(job.tensorflow.evaluator == 1);
+  CHECK(job.tensorflow.port == 3000);
+}
+
+TEST_CASE("a command string runs through /bin/sh -c", "[job]") {
+  ddl::JobSpec job = parse("[job]\ncommand = \"python3 train.py | tee log\"\n");
+  CHECK(job.command == std::vector<std::string>{"python3 train.py | tee log"});
+  CHECK(job.command_is_shell);
+}
+
+TEST_CASE("env may be a [job.env] table and frameworks may be empty", "[job]") {
+  ddl::JobSpec job = parse("[job]\nframeworks = []\n[job.env]\nB = \"2\"\nA = \"1\"\n");
+  CHECK(job.env == ddl::EnvList{{"B", "2"}, {"A", "1"}});
+  CHECK(job.frameworks.empty());
+}
+
+TEST_CASE("hosts sources: list as one string, slurm, slots = gpus", "[job]") {
+  CHECK(parse("[hosts]\nlist = \"a:2,b\"\n").hosts.list == std::vector<std::string>{"a:2,b"});
+  CHECK(parse("[hosts]\nslurm = true\n").hosts.slurm);
+  ddl::JobSpec gpus = parse("[hosts]\nslots = \"gpus\"\n");
+  CHECK(gpus.hosts.slots_from_gpus);
+  CHECK_FALSE(gpus.hosts.slots.has_value());
+  // slurm = false is no source, so it does not conflict with a list.
+  CHECK(parse("[hosts]\nslurm = false\nlist = [\"a\"]\n").hosts.list.size() == 1);
+}
+
+TEST_CASE("a UTF-8 byte order mark is accepted", "[job]") {
+  CHECK(parse("\xEF\xBB\xBF[job]\nname = \"bom\"\n").name == "bom");
+}
+
+TEST_CASE("require_command", "[job]") {
+  ddl::JobSpec job;
+  auto missing = ddl::require_command(job);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == ddl::ExitCode::usage);
+  CHECK(missing.error().message == "no command: give one in [job] command or after --");
+  job.command = {"true"};
+  CHECK(ddl::require_command(job));
+}
