@@ -307,6 +307,9 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
       return fail(run.launch_error);
     case StopReason::watchdog:
       summary.result = "rendezvous_timeout";
+      summary.failed_rank = -1;  // the ranks were stopped by ddl, none failed
+      summary.host.clear();
+      summary.how = RankExit{};
       summary.exit_code = to_int(run.watchdog_error.code);
       output.summary(summary);
       return fail(run.watchdog_error);
