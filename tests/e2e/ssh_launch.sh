@@ -14,6 +14,11 @@ for r in 0 1 2 3 4 5 6 7; do
   expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1)) local=$((r % 2))"
 done
 
+# 10 ranks on one host: more than one connection (sshd's MaxSessions is 10).
+expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "${NETNS_ADDRS[0]}:10" --backend ssh -- \
+  sh -c 'echo "rank=$DDL_RANK host=$(hostname)"'
+for r in 0 1 2 3 4 5 6 7 8 9; do expect_contains "$t/out" "[$r] rank=$r host=h1"; done
+
 # Env values byte for byte.
 job=$t/env.toml
 cp "$NETNS_DIR/ssh.toml" "$job"
