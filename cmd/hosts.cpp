@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <memory>
 
+#include "backends/kubernetes/kubectl.hpp"
 #include "cmd/command.hpp"
 #include "src/render.hpp"
 
@@ -64,7 +65,7 @@ int run_hosts(const HostsOptions& opts) {
   if (opts.check) {
     return report(Error{ExitCode::usage, "'hosts --check' is not implemented yet"});
   }
-  auto inventory = discover_hosts(*job);
+  auto inventory = kubernetes::job_inventory(*job);
   if (!inventory) {
     return report(inventory.error());
   }
