@@ -7,7 +7,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include "src/hosts.hpp"
 #include "src/job.hpp"
 
 namespace ddl::cmd {
@@ -32,9 +31,6 @@ const std::vector<std::string>& trailing_command();
 void add_common_options(CLI::App& sub, CommonOptions& opts);
 // Sets the log level from -v/-q and loads the job with the overrides.
 Result<JobSpec> load_job_for(const CommonOptions& opts);
-// The hosts of `job`: Kubernetes pods with backend kubernetes, else the job's
-// host source (discover_hosts), else this machine alone.
-Result<Inventory> inventory_for(const JobSpec& job);
 // Prints `error` as "ddl: error: ..." and returns its exit code.
 int report(const Error& error);
 

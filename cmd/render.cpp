@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <memory>
 
+#include "backends/kubernetes/kubectl.hpp"
 #include "backends/probe.hpp"
 #include "cmd/command.hpp"
 #include "src/render.hpp"
@@ -84,7 +85,7 @@ int run_render(RenderOptions opts) {
   if (!job) {
     return report(job.error());
   }
-  auto inventory = inventory_for(*job);
+  auto inventory = kubernetes::job_inventory(*job);
   if (!inventory) {
     return report(inventory.error());
   }
