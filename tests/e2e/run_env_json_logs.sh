@@ -21,7 +21,7 @@ done
 
 # --json: every line is one event; check their shapes with python.
 expect_exit 3 timeout -k 5 20 "$DDL" run --np 2 --json -- sh -c \
-  'echo "out $DDL_RANK"; echo "e $DDL_RANK" >&2; printf "bad \\377 byte\\n"; printf "q\"\\\\x"; [ $DDL_RANK = 0 ] || exit 3'
+  'echo "out $DDL_RANK"; echo "e $DDL_RANK" >&2; printf "bad \\377 byte\\n"; printf "q\"\\\\x"; [ $DDL_RANK = 0 ] || { sleep 0.3; exit 3; }'
 python3 - "$t/out" <<'PY' || fail "bad --json events"
 import json, sys
 events = [json.loads(line) for line in open(sys.argv[1])]
@@ -43,7 +43,7 @@ PY
 
 # --log-dir: DIR/rank-R.attempt-A.log, unprefixed lines of both streams.
 expect_exit 5 timeout -k 5 20 "$DDL" run --np 2 --max-restarts 1 --log-dir "$t/logs" -- sh -c \
-  'echo "out $DDL_RANK/$DDL_ATTEMPT"; echo "err $DDL_RANK" >&2; [ $DDL_RANK = 0 ] || exit 5'
+  'echo "out $DDL_RANK/$DDL_ATTEMPT"; echo "err $DDL_RANK" >&2; [ $DDL_RANK = 0 ] || { sleep 0.3; exit 5; }'
 for r in 0 1; do
   for a in 0 1; do
     f="$t/logs/rank-$r.attempt-$a.log"
