@@ -7,6 +7,7 @@
 
 #include "backends/backend.hpp"
 #include "cmd/command.hpp"
+#include "rendezvous/protocol.hpp"
 #include "src/hosts.hpp"
 #include "src/launches.hpp"
 #include "src/plan.hpp"
@@ -47,6 +48,11 @@ Result<int> run_job(const RunOptions& opts) {
     return 0;
   }
 
+  auto token = rendezvous::generate_token();
+  if (!token) {
+    return fail(token.error());
+  }
+  ctx.token = *token;
   std::unique_ptr<Backend> backend = make_backend(*job);
   // Local ranks start from this machine's login variables; remote backends
   // get theirs from the remote login.

@@ -41,6 +41,13 @@ summary = events[-1]
 assert summary["exit_code"] == 3 and summary["failed_rank"] == 1 and summary["result"] == "failed", summary
 PY
 
+# The job token reaches the ranks and never ddl's own output.
+expect_exit 0 timeout -k 5 20 "$DDL" run --np 2 --json -- sh -c "printf %s \"\$DDL_TOKEN\" >$t/token.\$DDL_RANK"
+token=$(cat "$t/token.0")
+[[ ${#token} == 64 && $token == "$(cat "$t/token.1")" ]] || fail "ranks got no common DDL_TOKEN"
+expect_not_contains "$t/out" "$token"
+expect_not_contains "$t/err" "$token"
+
 # --log-dir: DIR/rank-R.attempt-A.log, unprefixed lines of both streams.
 expect_exit 5 timeout -k 5 20 "$DDL" run --np 2 --max-restarts 1 --log-dir "$t/logs" -- sh -c \
   'echo "out $DDL_RANK/$DDL_ATTEMPT"; echo "err $DDL_RANK" >&2; [ $DDL_RANK = 0 ] || { sleep 0.3; exit 5; }'
