@@ -3,6 +3,7 @@
 // are exchanged in process (the real thing uses the rendezvous).
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -175,11 +176,12 @@ TEST_CASE("sweep over the tcp ring: verified, timed, identical on every rank", "
   SweepOptions options;
   options.min_bytes = 8;
   options.max_bytes = 64 * 1024;
-  options.iters = 3;
+  options.iters = 10;
   options.warmup_iters = 1;
   options.type = DataType::float16;
   std::vector<SweepReport> reports(world);
   std::vector<std::string> errors(world);
+  std::vector<double> elapsed(world);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < world; ++rank) {
     threads.emplace_back([&, rank] {
@@ -189,7 +191,9 @@ TEST_CASE("sweep over the tcp ring: verified, timed, identical on every rank", "
         errors[r] = ring.error().message;
         return;
       }
+      auto start = std::chrono::steady_clock::now();
       auto report = run_sweep(**ring, options, nullptr);
+      elapsed[r] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!report) {
         errors[r] = report.error().message;
         return;
@@ -206,6 +210,13 @@ TEST_CASE("sweep over the tcp ring: verified, timed, identical on every rank", "
   REQUIRE(reports[0].rows.size() == 14);
   CHECK(reports[0].wrong == 0);
   CHECK(reports[0].rows[0].count == 4);
+  // time is per operation: all timed operations fit in the sweep's wall time.
+  double timed_us = 0;
+  for (const auto& row : reports[0].rows) {
+    timed_us += (row.out_of_place.time_us + row.in_place.time_us) * options.iters;
+  }
+  CHECK(timed_us < elapsed[0] * 1e6);
+  CHECK(timed_us > 0.01 * elapsed[0] * 1e6);
   for (std::size_t i = 0; i < reports[0].rows.size(); ++i) {
     const auto& row = reports[0].rows[i];
     CHECK(row.out_of_place.wrong == 0);
