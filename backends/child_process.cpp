@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,10 +53,16 @@ std::vector<char*> c_strings(std::vector<std::string>& words) {
   return result;
 }
 
-[[noreturn]] void exec_child(int in_r, int out_w, int err_w, int report_w, bool new_group,
-                             char** argv, char** envp) {
-  if (new_group) {
+[[noreturn]] void exec_child(int in_r, int out_w, int err_w, int report_w, const SpawnOptions& options,
+                             pid_t parent, char** argv, char** envp) {
+  if (options.new_process_group) {
     ::setpgid(0, 0);
+  }
+  if (options.death_signal != 0) {
+    ::prctl(PR_SET_PDEATHSIG, options.death_signal);
+    if (::getppid() != parent) {
+      ::_exit(127);
+    }
   }
   ::dup2(in_r, 0);
   ::dup2(out_w, 1);
@@ -90,10 +97,11 @@ Result<Spawned> spawn_piped(const std::vector<std::string>& argv, const SpawnOpt
       ::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(report, O_CLOEXEC) != 0) {
     return fail(ExitCode::launch, fmt::format("pipe: {}", std::strerror(errno)));
   }
+  pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) {
-    exec_child(in_pipe[0], out_pipe[1], err_pipe[1], report[1], options.new_process_group,
-               c_argv.data(), c_env.data());
+    exec_child(in_pipe[0], out_pipe[1], err_pipe[1], report[1], options, parent, c_argv.data(),
+               c_env.data());
   }
   ::close(in_pipe[0]);
   ::close(out_pipe[1]);

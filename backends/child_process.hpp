@@ -25,6 +25,7 @@ struct Spawned {
 struct SpawnOptions {
   EnvList set_env;               // added to (or replacing in) the inherited environment
   bool new_process_group = false;
+  int death_signal = 0;          // sent to it when the spawning thread ends (0: none)
 };
 
 // Starts argv[0] (searched in PATH). A program that cannot be executed is an

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <tuple>
 
 #include <fmt/core.h>
 

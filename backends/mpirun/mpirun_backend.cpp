@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+#include "backends/mpirun/mpirun_backend.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "backends/child_process.hpp"
+#include "backends/mpirun/mpirun_command.hpp"
+#include "backends/mpirun/mpirun_output.hpp"
+#include "src/render.hpp"
+#include "src/text.hpp"
+
+namespace ddl::mpirun {
+
+namespace {
+
+constexpr auto k_shutdown_wait = std::chrono::seconds(10);
+
+std::string self_path() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("ddl") : path.string();
+}
+
+std::string last_lines(std::string_view text, std::size_t count) {
+  text = trim(text);
+  std::size_t at = text.size();
+  for (std::size_t n = 0; n < count && at != std::string_view::npos && at > 0; ++n) {
+    at = text.rfind('\n', at - 1);
+  }
+  return std::string(trim(at == std::string_view::npos ? text : text.substr(at)));
+}
+
+// A private 0700 directory with the hostfile (0600) in it.
+Result<std::string> write_hostfile(const std::string& text, std::string& dir_out) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = fmt::format("{}/ddl-mpirun.XXXXXX", tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
+  if (::mkdtemp(templ.data()) == nullptr) {
+    return fail(ExitCode::launch, fmt::format("cannot create a directory under {}", templ));
+  }
+  dir_out = templ;
+  std::string path = templ + "/hostfile";
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  ::chmod(path.c_str(), 0600);
+  if (!out) {
+    return fail(ExitCode::launch, fmt::format("cannot write {}", path));
+  }
+  return path;
+}
+
+} // namespace
+
+MpirunBackend::MpirunBackend(const JobSpec& job)
+    : workdir_(job.workdir), transport_(rsh_transport(job)) {
+  if (!job.source.empty()) {
+    std::error_code ec;
+    job_file_ = std::filesystem::absolute(job.source, ec).string();
+  }
+  for (const auto& [name, value] : job.env) {
+    keep_names_.push_back(name);
+  }
+  keep_names_.insert(keep_names_.end(), job.env_pass.begin(), job.env_pass.end());
+}
+
+MpirunBackend::~MpirunBackend() {
+  shutdown();
+  if (!hostfile_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(hostfile_dir_, ec);
+  }
+}
+
+Result<void> MpirunBackend::prepare(const Plan& plan) {
+  auto version = run_captured({"mpirun", "--version"}, 30'000);
+  if (!version || version->exit.code != 0) {
+    return fail(ExitCode::launch,
+                "backend mpirun needs Open MPI's mpirun on PATH (Debian: apt-get install openmpi-bin)");
+  }
+  if (!version->out.starts_with("mpirun (Open MPI)")) {
+    return fail(ExitCode::launch, fmt::format("backend mpirun needs Open MPI; found: {}",
+                                              last_lines(version->out, 1)));
+  }
+  auto path = write_hostfile(openmpi_hostfile(plan), hostfile_dir_);
+  if (!path) {
+    return fail(path.error());
+  }
+  hostfile_ = *path;
+  world_size_ = plan.world_size;
+  std::lock_guard lock(mutex_);
+  launches_.clear();
+  done_ = false;
+  return {};
+}
+
+Result<void> MpirunBackend::start(const RankLaunch& launch, RankEvents& events) {
+  std::lock_guard lock(mutex_);
+  if (hostfile_.empty()) {
+    return fail(ExitCode::launch, "mpirun backend: start before prepare");
+  }
+  launches_.push_back(launch);
+  if (static_cast<int>(launches_.size()) < world_size_) {
+    return {};
+  }
+  std::sort(launches_.begin(), launches_.end(),
+            [](const RankLaunch& a, const RankLaunch& b) { return a.rank < b.rank; });
+  MpirunSettings settings;
+  settings.hostfile = hostfile_;
+  settings.ddl_path = self_path();
+  settings.workdir = workdir_;
+  settings.as_root = ::geteuid() == 0;
+  settings.rsh_transport = transport_;
+  settings.job_file = job_file_;
+  auto command = build_mpirun_command(launches_, keep_names_, settings);
+  if (!command) {
+    return fail(command.error());
+  }
+  spdlog::info("mpirun: {}", fmt::join(command->argv.begin(), command->argv.begin() + 6, " "));
+  if (runner_.joinable()) {
+    runner_.join();
+  }
+  done_ = false;
+  // mpirun is started from its own thread, which lives as long as mpirun:
+  // PR_SET_PDEATHSIG fires when the spawning thread ends.
+  runner_ = std::thread([this, argv = command->argv, env = command->env, &events]() mutable {
+    run_mpirun(std::move(argv), std::move(env), events);
+  });
+  return {};
+}
+
+void MpirunBackend::run_mpirun(std::vector<std::string> argv, EnvList env, RankEvents& events) {
+  auto child = spawn_piped(argv, {.set_env = std::move(env), .new_process_group = true,
+                                  .death_signal = SIGTERM});
+  if (!child) {
+    for (int rank = 0; rank < world_size_; ++rank) {
+      events.started(rank, -1);
+      events.exited(rank, RankExit{1, 0, child.error().message});
+    }
+    done_ = true;
+    return;
+  }
+  pid_ = child->pid;
+  ::close(child->in_fd);
+  child->in_fd = -1;
+  for (int rank = 0; rank < world_size_; ++rank) {
+    events.started(rank, child->pid);
+  }
+  TaggedOutput output([&](int rank, Stream stream, std::string_view bytes) {
+    events.output(rank, stream, bytes);
+  });
+  int status = pump_and_wait(*child, [&](Stream stream, std::string_view bytes) {
+    output.feed(stream, bytes);
+  });
+  output.finish();
+  {
+    std::lock_guard lock(mutex_);
+    pid_ = -1;
+  }
+  report_exits(status, output, events);
+  done_ = true;
+}
+
+void MpirunBackend::report_exits(int status, TaggedOutput& output, RankEvents& events) {
+  RankExit whole = exit_of_status(status);
+  if (!output.mpirun_text().empty()) {
+    spdlog::info("mpirun said:\n{}", trim(output.mpirun_text()));
+  }
+  int failed_rank = -1;
+  RankExit failed;
+  if (auto marker = output.first_failure()) {
+    failed_rank = marker->first;
+    failed.code = marker->second;
+  } else if (auto signalled = signalled_rank(output.mpirun_text())) {
+    failed_rank = signalled->first;
+    failed.signal = signalled->second;
+    failed.code = 128 + signalled->second;
+  } else if (whole.code != 0) {
+    // mpirun failed on its own (daemons not started, no executable, slots).
+    std::string said = last_lines(output.mpirun_text(), 12);
+    RankExit launch_failure{whole.code, whole.signal,
+                            fmt::format("mpirun failed (exit {}){}", whole.code,
+                                        said.empty() ? "" : ":\n" + said)};
+    for (int rank = 0; rank < world_size_; ++rank) {
+      events.exited(rank, launch_failure);
+    }
+    return;
+  }
+  if (failed_rank >= 0 && failed_rank < world_size_) {
+    events.exited(failed_rank, failed);
+  }
+  for (int rank = 0; rank < world_size_; ++rank) {
+    if (rank == failed_rank) {
+      continue;
+    }
+    events.exited(rank, failed_rank >= 0 ? RankExit{128 + SIGTERM, SIGTERM, ""} : RankExit{});
+  }
+}
+
+void MpirunBackend::signal(int, int signo) {
+  std::lock_guard lock(mutex_);
+  long pid = pid_;
+  if (pid <= 0) {
+    return;
+  }
+  // Every rank is behind the one mpirun: forward each signal once. SIGKILL
+  // would orphan mpirun's local ranks; mpirun's own TERM ends them all.
+  if (signo == SIGKILL) {
+    signo = SIGTERM;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (signo == last_signal_ && now - last_signal_time_ < std::chrono::milliseconds(500)) {
+    return;
+  }
+  last_signal_ = signo;
+  last_signal_time_ = now;
+  ::kill(static_cast<pid_t>(pid), signo);
+}
+
+void MpirunBackend::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    if (pid_ > 0) {
+      ::kill(static_cast<pid_t>(pid_.load()), SIGTERM);
+    }
+  }
+  auto deadline = std::chrono::steady_clock::now() + k_shutdown_wait;
+  while (runner_.joinable() && !done_ && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (!done_ && pid_ > 0) {
+      ::kill(static_cast<pid_t>(pid_.load()), SIGKILL);
+    }
+  }
+  if (runner_.joinable()) {
+    runner_.join();
+  }
+}
+
+} // namespace ddl::mpirun

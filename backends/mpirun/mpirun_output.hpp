@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "backends/backend.hpp"
+
+namespace ddl::mpirun {
+
+// Splits mpirun's --tag-output streams ("[JOB,RANK]<stdout>:bytes") back into
+// each rank's output. Open MPI tags every line and every chunk, so a tag may
+// also start mid-line; bytes between tags belong to the last tag's rank.
+// Untagged text is mpirun's own (kept for the failure report). The rank
+// script's exit marker is taken out and remembered.
+class TaggedOutput {
+public:
+  using Sink = std::function<void(int rank, Stream stream, std::string_view bytes)>;
+  explicit TaggedOutput(Sink sink) : sink_(std::move(sink)) {}
+
+  void feed(Stream stream, std::string_view bytes);
+  void finish();
+
+  // The first rank that reported a non-zero exit, and its code.
+  std::optional<std::pair<int, int>> first_failure() const { return first_failure_; }
+  // mpirun's own text (untagged), capped.
+  const std::string& mpirun_text() const { return mpirun_text_; }
+
+private:
+  struct StreamState {
+    std::string pending;  // not yet decided (may hold a partial tag)
+    int rank = -1;        // -1: mpirun's own text
+    bool line_start = true;
+  };
+  void drain(Stream stream, StreamState& state, bool at_end);
+  void emit(Stream stream, StreamState& state, std::string_view bytes);
+  void emit_segment(Stream stream, StreamState& state, std::string_view bytes);
+  void switch_rank(Stream stream, StreamState& state, int rank);
+
+  Sink sink_;
+  StreamState out_;
+  StreamState err_;
+  std::string marker_line_[2];
+  std::optional<std::pair<int, int>> first_failure_;
+  std::string mpirun_text_;
+};
+
+// From mpirun's own text: "process rank R ... exited on signal N".
+std::optional<std::pair<int, int>> signalled_rank(std::string_view mpirun_text);
+
+} // namespace ddl::mpirun

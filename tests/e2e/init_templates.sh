@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# ddl init: writes the built-in templates byte for byte, never overwrites
+# without --force, and writes the Kubernetes manifest next to the job file.
+source "$(dirname "$0")/common.inc"
+src=$DDL_SOURCE_DIR/templates
+cd "$t"
+
+expect_exit 0 "$DDL" init
+cmp job.toml "$src/torch.toml" || fail "default template is not templates/torch.toml"
+expect_contains "$t/out" "wrote job.toml"
+
+# A second init must not touch the file, and must say what to do instead.
+echo "# mine" >job.toml
+expect_exit 2 "$DDL" init
+expect_contains "$t/err" "ddl: error: 'job.toml' already exists; not overwriting it."
+expect_contains "$t/err" "--force"
+[[ $(cat job.toml) == "# mine" ]] || fail "init overwrote job.toml without --force"
+expect_exit 0 "$DDL" init --force
+cmp job.toml "$src/torch.toml" || fail "--force did not write the template"
+
+for name in torch tensorflow horovod jax mpi; do
+  expect_exit 0 "$DDL" init --template "$name" "$name-job.toml"
+  cmp "$name-job.toml" "$src/$name.toml" || fail "template $name differs from templates/$name.toml"
+done
+
+expect_exit 2 "$DDL" init --template pytorch x.toml
+expect_contains "$t/err" "pytorch"
+[[ ! -e x.toml ]] || fail "an unknown template wrote a file"
+
+# kubernetes: the job file and its manifest, named after each other.
+if [[ -f $src/kubernetes.toml && -f $src/kubernetes.yaml ]]; then
+  mkdir k8s
+  expect_exit 0 "$DDL" init -t kubernetes k8s/train.toml
+  expect_contains "$t/out" "wrote k8s/train.toml"
+  expect_contains "$t/out" "wrote k8s/train.yaml"
+  grep -q '^kind: Job' k8s/train.yaml || fail "manifest has no Job"
+  grep -q '^kind: Service' k8s/train.yaml || fail "manifest has no Service"
+  expect_not_contains k8s/train.toml "kubernetes.yaml"
+  # Either file existing stops both from being written.
+  rm k8s/train.toml
+  expect_exit 2 "$DDL" init -t kubernetes k8s/train.toml
+  expect_contains "$t/err" "'k8s/train.yaml' already exists"
+  [[ ! -e k8s/train.toml ]] || fail "init wrote the job file although the manifest exists"
+fi
+
+# Every template is a valid job: render accepts it as written (once render exists).
+if "$DDL" render --help >/dev/null 2>&1 && ! "$DDL" render --help | grep -q "not implemented"; then
+  for name in torch tensorflow horovod jax mpi; do
+    expect_exit 0 "$DDL" render "$name-job.toml" --format plan
+  done
+fi

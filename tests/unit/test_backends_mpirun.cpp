@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <map>
+#include <mutex>
+
+#include <catch2/catch.hpp>
+
+#include "backends/mpirun/mpirun_backend.hpp"
+#include "backends/mpirun/mpirun_command.hpp"
+#include "backends/mpirun/mpirun_output.hpp"
+
+using namespace ddl;
+using namespace ddl::mpirun;
+
+namespace {
+
+class Recorder final : public RankEvents {
+public:
+  void started(int, long) override {}
+  void output(int rank, Stream stream, std::string_view bytes) override {
+    std::lock_guard lock(mutex_);
+    (stream == Stream::out ? out_ : err_)[rank].append(bytes);
+  }
+  void exited(int rank, const RankExit& how) override {
+    std::lock_guard lock(mutex_);
+    order_.push_back(rank);
+    exits_[rank] = how;
+    changed_.notify_all();
+  }
+  bool wait_exits(std::size_t count, std::chrono::seconds limit) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, limit, [&] { return exits_.size() >= count; });
+  }
+  std::string out(int rank) { std::lock_guard lock(mutex_); return out_[rank]; }
+  std::string err(int rank) { std::lock_guard lock(mutex_); return err_[rank]; }
+  RankExit exit(int rank) { std::lock_guard lock(mutex_); return exits_[rank]; }
+  int first() { std::lock_guard lock(mutex_); return order_.front(); }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<int, std::string> out_, err_;
+  std::map<int, RankExit> exits_;
+  std::vector<int> order_;
+};
+
+Plan local_plan(int ranks) {
+  Plan plan;
+  plan.world_size = ranks;
+  plan.hosts.push_back(Host{"localhost", "127.0.0.1", ranks, {}, "local"});
+  for (int r = 0; r < ranks; ++r) {
+    RankSlot slot;
+    slot.rank = r;
+    slot.local_rank = r;
+    slot.local_size = ranks;
+    plan.ranks.push_back(slot);
+  }
+  return plan;
+}
+
+RankLaunch launch_of(int rank, std::vector<std::string> argv) {
+  RankLaunch launch;
+  launch.rank = rank;
+  launch.host = Host{"localhost", "127.0.0.1", 1, {}, "local"};
+  launch.argv = std::move(argv);
+  launch.env = {{"DDL_RANK", std::to_string(rank)},
+                {"DDL_TOKEN", "s3cret"},
+                {"ODD", rank == 0 ? "a 'b' $c\nd" : "plain"},
+                {"PATH", "/launcher/bin"}};
+  return launch;
+}
+
+} // namespace
+
+TEST_CASE("mpirun command line: common env by name, per-rank env in blobs", "[mpirun]") {
+  MpirunSettings settings;
+  settings.hostfile = "/tmp/x/hostfile";
+  settings.ddl_path = "/usr/bin/ddl";
+  settings.as_root = true;
+  settings.rsh_transport = "ssh";
+  auto command = build_mpirun_command({launch_of(0, {"app", "--flag"}), launch_of(1, {"app", "--flag"})},
+                                      {}, settings);
+  REQUIRE(command.has_value());
+  const auto& argv = command->argv;
+  std::vector<std::string> head(argv.begin(), argv.begin() + 16);
+  CHECK(head == std::vector<std::string>{"mpirun", "--hostfile", "/tmp/x/hostfile", "-np", "2",
+                                         "--tag-output", "--allow-run-as-root", "--mca", "plm_rsh_agent",
+                                         "/usr/bin/ddl rsh", "--mca", "plm_rsh_no_tree_spawn", "1",
+                                         "-x", "DDL_TOKEN", "-x"});
+  CHECK(argv[16] == "DDL_MPI_ENV_0");
+  CHECK(argv.back() == "--flag");
+  for (const auto& word : argv) {
+    CHECK(word.find("s3cret") == std::string::npos);
+    CHECK(word.find("/launcher/bin") == std::string::npos);
+  }
+  CHECK(command->env[0] == std::pair<std::string, std::string>{"DDL_TOKEN", "s3cret"});
+  CHECK(command->env[1].second == "export DDL_RANK='0'\nexport ODD='a '\\''b'\\'' $c\nd'\n");
+}
+
+TEST_CASE("Tagged mpirun output goes back to each rank", "[mpirun]") {
+  std::map<int, std::string> got;
+  TaggedOutput output([&](int rank, Stream stream, std::string_view bytes) {
+    got[rank * 10 + (stream == Stream::err ? 1 : 0)].append(bytes);
+  });
+  output.feed(Stream::out, "[1,0]<stdout>:hello\n[1,1]<std");
+  output.feed(Stream::out, "out>:wor");
+  output.feed(Stream::out, "[1,1]<stdout>:ld [x] ok\n");
+  output.feed(Stream::err, "[1,1]<stderr>:boom\n[1,1]<stderr>:ddl-mpi: rank 1 exit 3\n");
+  output.feed(Stream::err, "-----\nPrimary job terminated\n");
+  output.finish();
+  CHECK(got[0] == "hello\n");
+  CHECK(got[10] == "world [x] ok\n");
+  CHECK(got[11] == "boom\n");
+  REQUIRE(output.first_failure().has_value());
+  CHECK(*output.first_failure() == std::pair{1, 3});
+  CHECK(output.mpirun_text() == "-----\nPrimary job terminated\n");
+  CHECK(signalled_rank("mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed).") ==
+        std::pair{1, 9});
+}
+
+TEST_CASE("mpirun runs the gang locally; env, output and the failing rank pass through", "[mpirun]") {
+  JobSpec job;
+  MpirunBackend backend(job);
+  REQUIRE(backend.prepare(local_plan(2)).has_value());
+  Recorder events;
+  const char* script = "printf '%s|%s|%s|%s\\n' \"$DDL_RANK\" \"$OMPI_COMM_WORLD_RANK\" \"$ODD\" \"$DDL_TOKEN\";"
+                       " [ \"$DDL_RANK\" = 1 ] && { echo bad >&2; exit 7; }; sleep 0.3";
+  REQUIRE(backend.start(launch_of(1, {"sh", "-c", script}), events).has_value());
+  REQUIRE(backend.start(launch_of(0, {"sh", "-c", script}), events).has_value());
+  REQUIRE(events.wait_exits(2, std::chrono::seconds(60)));
+  CHECK(events.out(0) == "0|0|a 'b' $c\nd|s3cret\n");
+  CHECK(events.out(1) == "1|1|plain|s3cret\n");
+  CHECK(events.err(1) == "bad\n");
+  CHECK(events.first() == 1);
+  CHECK(events.exit(1).code == 7);
+  backend.shutdown();
+}
+
+TEST_CASE("mpirun: a rank killed by a signal is reported as such", "[mpirun]") {
+  JobSpec job;
+  MpirunBackend backend(job);
+  REQUIRE(backend.prepare(local_plan(2)).has_value());
+  Recorder events;
+  const char* script = "[ \"$DDL_RANK\" = 0 ] && kill -9 $$; sleep 5";
+  REQUIRE(backend.start(launch_of(0, {"sh", "-c", script}), events).has_value());
+  REQUIRE(backend.start(launch_of(1, {"sh", "-c", script}), events).has_value());
+  REQUIRE(events.wait_exits(2, std::chrono::seconds(60)));
+  CHECK(events.first() == 0);
+  CHECK(events.exit(0).code == 128 + SIGKILL);
+  backend.shutdown();
+}
