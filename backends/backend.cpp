@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "backends/local/local_backend.hpp"
+#include "backends/ssh/ssh_backend.hpp"
 
 namespace ddl {
 
@@ -45,6 +46,7 @@ struct BackendEntry {
 // One line per backend; a backend missing here is reported as unavailable.
 constexpr BackendEntry k_backends[] = {
     {BackendKind::local, [](const JobSpec&) -> std::unique_ptr<Backend> { return std::make_unique<LocalBackend>(); }},
+    {BackendKind::ssh, [](const JobSpec& job) -> std::unique_ptr<Backend> { return std::make_unique<SshBackend>(job); }},
 };
 
 } // namespace

@@ -26,6 +26,17 @@ for __ddl_x in /usr/bin /bin /usr/sbin /sbin; do
 done
 if [ -z "$__ddl_ss" ] && command -v setsid >/dev/null 2>&1; then __ddl_ss=setsid; fi
 read -r __ddl_n || exit 125
+case $__ddl_n in
+  "check "*)
+    __ddl_n=${__ddl_n#check }
+    case $__ddl_n in *[!0-9]*|"") exit 125 ;; esac
+    __ddl_pl=$(dd bs=1 count="$__ddl_n" 2>/dev/null) || exit 125
+    eval "$__ddl_pl" || exit 125
+    (cd -- "$__ddl_dir") 2>/dev/null || exit 126
+    command -v "$__ddl_prog" >/dev/null 2>&1 || exit 127
+    echo "ddl-shim: ready" >&2
+    read -r __ddl_n || exit 0 ;;
+esac
 case $__ddl_n in *[!0-9]*|"") exit 125 ;; esac
 __ddl_pl=$(dd bs=1 count="$__ddl_n" 2>/dev/null) || exit 125
 eval "$__ddl_pl" || exit 125
@@ -95,7 +106,7 @@ fi
 exit "$__ddl_st"
 )SHIM";
 
-constexpr std::string_view k_pid_marker = "ddl-shim: pid ";
+constexpr std::string_view k_marker = "ddl-shim: ";
 
 bool valid_env_name(std::string_view name) {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) {
@@ -137,6 +148,15 @@ constexpr SignalName k_signals[] = {
 std::string_view shim_script() { return k_script; }
 
 std::string shim_ssh_command() { return fmt::format("exec sh -c '{}'", k_script); }
+
+Result<std::string> shim_check_payload(const std::string& workdir, const std::string& program) {
+  if (has_nul(workdir) || has_nul(program)) {
+    return fail(ExitCode::usage, "the workdir or the command holds a NUL byte");
+  }
+  std::string body = "__ddl_dir=" + shell_quote(workdir.empty() ? "." : workdir) + "\n__ddl_prog=" +
+                     shell_quote(program) + "\n";
+  return fmt::format("check {}\n{}", body.size(), body);
+}
 
 Result<std::string> shim_payload(const ShimJob& job) {
   if (job.argv.empty()) {
@@ -199,26 +219,35 @@ std::string ShimStderr::feed(std::string_view bytes) {
     return std::string(bytes);
   }
   head_.append(bytes);
-  std::size_t compare = std::min(head_.size(), k_pid_marker.size());
-  if (head_.compare(0, compare, k_pid_marker, 0, compare) != 0) {
-    decided_ = true;
-    return std::exchange(head_, {});
-  }
-  std::size_t newline = head_.find('\n');
-  if (newline == std::string::npos) {
-    if (head_.size() > 64) {  // not a marker after all
+  while (true) {
+    std::size_t compare = std::min(head_.size(), k_marker.size());
+    if (head_.compare(0, compare, k_marker, 0, compare) != 0) {
       decided_ = true;
       return std::exchange(head_, {});
     }
-    return {};
+    std::size_t newline = head_.find('\n');
+    if (newline == std::string::npos) {
+      if (head_.size() > 64) {  // not a marker after all
+        decided_ = true;
+        return std::exchange(head_, {});
+      }
+      return {};
+    }
+    std::string_view line = std::string_view(head_).substr(k_marker.size(), newline - k_marker.size());
+    if (line == "ready") {
+      ready_ = true;
+      head_.erase(0, newline + 1);
+      continue;
+    }
+    if (line.starts_with("pid ")) {
+      if (auto value = parse_int(line.substr(4))) {
+        pid_ = static_cast<long>(*value);
+        head_.erase(0, newline + 1);
+      }
+    }
+    decided_ = true;
+    return std::exchange(head_, {});
   }
-  std::string digits = head_.substr(k_pid_marker.size(), newline - k_pid_marker.size());
-  if (auto value = parse_int(digits)) {
-    pid_ = static_cast<long>(*value);
-    head_.erase(0, newline + 1);
-  }
-  decided_ = true;
-  return std::exchange(head_, {});
 }
 
 std::string ShimStderr::flush() {

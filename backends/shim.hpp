@@ -49,6 +49,13 @@ struct ShimJob {
 // error (ExitCode::usage).
 Result<std::string> shim_payload(const ShimJob& job);
 
+// Optional, before the payload: the bytes of a check block. The shim then
+// checks that `workdir` exists and `program` is found (exit 126 or 127
+// when not), writes "ddl-shim: ready\n" on stderr and waits for the
+// payload; EOF instead ends it quietly (exit 0). The ssh backend opens every
+// rank's channel this way in prepare(), so that starting is one write.
+Result<std::string> shim_check_payload(const std::string& workdir, const std::string& program);
+
 // "INT\n" for SIGINT; likewise HUP QUIT TERM KILL USR1 USR2; nullopt for a
 // signal the shim does not forward.
 std::optional<std::string> shim_signal_line(int signo);
@@ -60,7 +67,8 @@ inline constexpr std::string_view k_shim_stop_line = "stop\n";
 // unknown.
 int signal_number(std::string_view name);
 
-// Takes the "ddl-shim: pid N" line off the front of a rank's stderr.
+// Takes the "ddl-shim: ready" and "ddl-shim: pid N" lines off the front of
+// a rank's stderr.
 class ShimStderr {
 public:
   // Returns the bytes to pass on (the marker line removed).
@@ -71,11 +79,14 @@ public:
   std::optional<long> pid() const { return pid_; }
   // True once the head of the stream is decided (marker seen or not there).
   bool decided() const { return decided_; }
+  // The shim passed its check block and waits for the payload.
+  bool ready() const { return ready_; }
 
 private:
   std::string head_;
   std::optional<long> pid_;
   bool decided_ = false;
+  bool ready_ = false;
 };
 
 } // namespace ddl

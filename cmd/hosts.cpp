@@ -1,18 +1,85 @@
 // SPDX-License-Identifier: MIT
+// `ddl hosts`: the inventory a job would run on.
 #include <fmt/core.h>
+#include <memory>
 
 #include "cmd/command.hpp"
+#include "src/render.hpp"
 
 namespace ddl::cmd {
 
+namespace {
+
+struct HostsOptions {
+  CommonOptions common;
+  bool check = false;
+};
+
+std::string gpu_list(const Host& host, std::string_view none) {
+  if (host.gpus.empty()) {
+    return std::string(none);
+  }
+  std::string out;
+  for (int gpu : host.gpus) {
+    out += (out.empty() ? "" : ",") + std::to_string(gpu);
+  }
+  return out;
+}
+
+std::string hosts_table(const Inventory& inventory) {
+  std::vector<std::array<std::string, 5>> rows = {{"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}};
+  for (const auto& host : inventory) {
+    rows.push_back({host.name, host.address, std::to_string(host.slots), gpu_list(host, "-"), host.source});
+  }
+  std::array<std::size_t, 5> widths{};
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      out += i + 1 < row.size() ? fmt::format("{:<{}}  ", row[i], widths[i]) : row[i] + "\n";
+    }
+  }
+  return out;
+}
+
+std::string hosts_json(const Inventory& inventory) {
+  std::string items;
+  for (const auto& host : inventory) {
+    items += fmt::format("{}{{\"name\":{},\"address\":{},\"slots\":{},\"gpus\":[{}],\"source\":{}}}",
+                         items.empty() ? "" : ",", json_quote(host.name), json_quote(host.address),
+                         host.slots, gpu_list(host, ""), json_quote(host.source));
+  }
+  return "{\"hosts\":[" + items + "]}\n";
+}
+
+int run_hosts(const HostsOptions& opts) {
+  auto job = load_job_for(opts.common);
+  if (!job) {
+    return report(job.error());
+  }
+  if (opts.check) {
+    return report(Error{ExitCode::usage, "'hosts --check' is not implemented yet"});
+  }
+  auto inventory = discover_hosts(*job);
+  if (!inventory) {
+    return report(inventory.error());
+  }
+  fmt::print("{}", opts.common.json ? hosts_json(*inventory) : hosts_table(*inventory));
+  return 0;
+}
+
+} // namespace
+
 void add_hosts(CLI::App& app, Command& selected) {
-  CLI::App* sub = app.add_subcommand("hosts", "hosts (not implemented yet)");
-  sub->callback([&selected] {
-    selected = [] {
-      fmt::print(stderr, "ddl: error: 'hosts' is not implemented yet\n");
-      return 2;
-    };
-  });
+  auto opts = std::make_shared<HostsOptions>();
+  CLI::App* sub = app.add_subcommand("hosts", "List the hosts a job would run on");
+  add_common_options(*sub, opts->common);
+  sub->add_flag("--check", opts->check, "Reach every host through the backend and report on it");
+  sub->callback([&selected, opts] { selected = [opts] { return run_hosts(*opts); }; });
 }
 
 } // namespace ddl::cmd

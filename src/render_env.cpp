@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <fmt/core.h>
 
 #include "src/render.hpp"
@@ -55,12 +56,20 @@ void add_generic(EnvList& env, const JobSpec& job, const RankView& r, const Laun
   env.emplace_back("DDL_TOKEN", ctx.token);
 }
 
-bool omp_threads_unset(const JobSpec& job) {
+// torchrun's rule: the launcher's OMP_NUM_THREADS is copied, else one thread
+// each when several ranks share a host. job.env, applied later, wins anyway.
+std::optional<std::string> omp_threads(const JobSpec& job, const RankSlot& slot) {
+  if (std::ranges::any_of(job.env, [](const auto& kv) { return kv.first == "OMP_NUM_THREADS"; })) {
+    return std::nullopt;
+  }
   const char* value = std::getenv("OMP_NUM_THREADS");
   if (value != nullptr && *value != '\0') {
-    return false;
+    return std::string(value);
   }
-  return std::ranges::none_of(job.env, [](const auto& kv) { return kv.first == "OMP_NUM_THREADS"; });
+  if (slot.local_size > 1) {
+    return "1";
+  }
+  return std::nullopt;
 }
 
 void add_torch(EnvList& env, const JobSpec& job, const Plan& plan, const RankView& r,
@@ -79,9 +88,8 @@ void add_torch(EnvList& env, const JobSpec& job, const Plan& plan, const RankVie
   env.emplace_back("TORCHELASTIC_RESTART_COUNT", std::to_string(ctx.attempt));
   env.emplace_back("TORCHELASTIC_MAX_RESTARTS", std::to_string(job.max_restarts));
   env.emplace_back("TORCHELASTIC_RUN_ID", job.name);
-  // torchrun's rule: one thread each when several ranks share a host.
-  if (r.slot.local_size > 1 && omp_threads_unset(job)) {
-    env.emplace_back("OMP_NUM_THREADS", "1");
+  if (auto threads = omp_threads(job, r.slot)) {
+    env.emplace_back("OMP_NUM_THREADS", *threads);
   }
 }
 

@@ -70,32 +70,10 @@ bool uses_tensorflow(const JobSpec& job) {
   return std::ranges::find(job.frameworks, Framework::tensorflow) != job.frameworks.end();
 }
 
-// TODO(plan): use ddl::to_string from src/job.hpp once the job loader is on main.
-std::string_view framework_name(Framework framework) {
-  switch (framework) {
-  case Framework::torch: return "torch";
-  case Framework::tensorflow: return "tensorflow";
-  case Framework::horovod: return "horovod";
-  case Framework::jax: return "jax";
-  case Framework::mpi: return "mpi";
-  }
-  return "?";
-}
-
-std::string_view backend_name(BackendKind backend) {
-  switch (backend) {
-  case BackendKind::local: return "local";
-  case BackendKind::ssh: return "ssh";
-  case BackendKind::kubernetes: return "kubernetes";
-  case BackendKind::mpirun: return "mpirun";
-  }
-  return "?";
-}
-
 std::string frameworks_text(const JobSpec& job) {
   std::string out;
   for (Framework framework : job.frameworks) {
-    out += (out.empty() ? "" : ",") + std::string(framework_name(framework));
+    out += (out.empty() ? "" : ",") + std::string(to_string(framework));
   }
   return out.empty() ? "none" : out;
 }
@@ -148,7 +126,7 @@ std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext
   std::string out = fmt::format(
       "job {}: {} rank{} on {} host{}, backend {}, frameworks {}\n", job.name, plan.world_size,
       plan.world_size == 1 ? "" : "s", plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s",
-      backend_name(job.launch.backend), frameworks_text(job));
+      to_string(job.launch.backend), frameworks_text(job));
   out += "command: " + shown_command(job) + "\n";
   if (!job.workdir.empty()) {
     out += "workdir: " + job.workdir + "\n";

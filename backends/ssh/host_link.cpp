@@ -10,14 +10,17 @@
 namespace ddl {
 
 struct HostLink::RankChannel final : ShimChannel::Sink {
-  RankChannel(int rank_, RankEvents& events_, ssh_session session) : rank(rank_), events(events_), channel(session, *this) {}
+  RankChannel(int rank_, RankEvents& events_, std::unique_ptr<ShimChannel> channel_)
+      : rank(rank_), events(events_), channel(std::move(channel_)) {
+    channel->attach(*this);
+  }
   void started(long pid) override { events.started(rank, pid); }
   void output(Stream stream, std::string_view bytes) override { events.output(rank, stream, bytes); }
   void exited(const RankExit& how) override { events.exited(rank, how); }
 
   int rank;
   RankEvents& events;
-  ShimChannel channel;
+  std::unique_ptr<ShimChannel> channel;
 };
 
 namespace {
@@ -30,8 +33,8 @@ int drain_wake(socket_t fd, int, void*) {
 
 } // namespace
 
-HostLink::HostLink(std::string host_name, SshSessionPtr session)
-    : host_name_(std::move(host_name)), session_(std::move(session)),
+HostLink::HostLink(std::string host_name, SshSessionPtr session, ReadyChannels ready)
+    : host_name_(std::move(host_name)), session_(std::move(session)), ready_(std::move(ready)),
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   thread_ = std::thread([this] { run(); });
 }
@@ -54,13 +57,28 @@ void HostLink::post(Task task) {
 
 void HostLink::start(int rank, std::string payload, RankEvents& events) {
   post([this, rank, payload = std::move(payload), &events] {
-    auto entry = std::make_unique<RankChannel>(rank, events, session_.get());
+    // A channel opened and checked by prepare() needs only the payload.
+    auto ready = ready_.find(rank);
+    if (ready != ready_.end()) {
+      auto channel = std::move(ready->second);
+      ready_.erase(ready);
+      if (!lost_ && !channel->closed()) {
+        auto entry = std::make_unique<RankChannel>(rank, events, std::move(channel));
+        if (auto sent = entry->channel->send_payload(payload); !sent) {
+          entry->channel->finish(fmt::format("{}: {}", host_name_, sent.error().message));
+          return;
+        }
+        channels_[rank] = std::move(entry);
+        return;
+      }
+    }
+    auto entry = std::make_unique<RankChannel>(rank, events, std::make_unique<ShimChannel>(session_.get()));
     if (lost_) {
-      entry->channel.finish(fmt::format("{}: the connection is lost", host_name_));
+      entry->channel->finish(fmt::format("{}: the connection is lost", host_name_));
       return;
     }
-    if (auto started = entry->channel.start(payload); !started) {
-      entry->channel.finish(fmt::format("{}: {}", host_name_, started.error().message));
+    if (auto started = entry->channel->start(payload); !started) {
+      entry->channel->finish(fmt::format("{}: {}", host_name_, started.error().message));
       return;
     }
     channels_[rank] = std::move(entry);
@@ -71,7 +89,7 @@ void HostLink::send(int rank, std::string line) {
   post([this, rank, line = std::move(line)] {
     auto found = channels_.find(rank);
     if (found != channels_.end()) {
-      found->second->channel.send(line);
+      found->second->channel->send(line);
     }
   });
 }
@@ -82,8 +100,8 @@ void HostLink::close() {
   }
   post([this] {
     for (auto& [rank, entry] : channels_) {
-      entry->channel.send(*shim_signal_line(9));
-      entry->channel.send_eof();
+      entry->channel->send(*shim_signal_line(9));
+      entry->channel->send_eof();
     }
     closing_ = true;
   });
@@ -103,8 +121,8 @@ void HostLink::drain_tasks() {
 
 void HostLink::reap_closed() {
   for (auto it = channels_.begin(); it != channels_.end();) {
-    if (it->second->channel.closed()) {
-      it->second->channel.finish();
+    if (it->second->channel->closed()) {
+      it->second->channel->finish();
       it = channels_.erase(it);
     } else {
       ++it;
@@ -116,7 +134,7 @@ void HostLink::lose_connection() {
   lost_ = true;
   std::string why = ssh_get_error(session_.get());
   for (auto& [rank, entry] : channels_) {
-    entry->channel.finish(fmt::format("lost the connection to {}: {}", host_name_,
+    entry->channel->finish(fmt::format("lost the connection to {}: {}", host_name_,
                                       why.empty() ? "host not answering" : why));
   }
   channels_.clear();
@@ -151,6 +169,7 @@ void HostLink::run() {
     ssh_event_dopoll(event, 50);
   }
   channels_.clear();  // the supervisor gave up on them: no more events
+  ready_.clear();     // unused: EOF ends their shims quietly
   ssh_event_remove_fd(event, wake_fd_);
   ssh_event_remove_session(event, session_.get());
   ssh_event_free(event);

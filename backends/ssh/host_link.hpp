@@ -22,7 +22,9 @@ namespace ddl {
 
 class HostLink {
 public:
-  HostLink(std::string host_name, SshSessionPtr session);
+  // Channels opened and checked in advance, by rank.
+  using ReadyChannels = std::map<int, std::unique_ptr<ShimChannel>>;
+  HostLink(std::string host_name, SshSessionPtr session, ReadyChannels ready = {});
   ~HostLink();
   HostLink(const HostLink&) = delete;
   HostLink& operator=(const HostLink&) = delete;
@@ -46,6 +48,7 @@ private:
 
   std::string host_name_;
   SshSessionPtr session_;
+  ReadyChannels ready_;  // thread-owned after construction
   int wake_fd_ = -1;
   std::mutex mutex_;
   std::deque<Task> tasks_;

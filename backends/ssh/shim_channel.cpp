@@ -7,7 +7,26 @@
 
 namespace ddl {
 
-ShimChannel::ShimChannel(ssh_session session, Sink& sink) : session_(session), sink_(sink) {}
+ShimChannel::ShimChannel(ssh_session session, Sink* sink) : session_(session), sink_(sink) {}
+
+void ShimChannel::attach(Sink& sink) {
+  sink_ = &sink;
+  if (stderr_filter_.decided()) {
+    report_started();
+  }
+  if (!held_stderr_.empty()) {
+    sink_->output(Stream::err, std::exchange(held_stderr_, {}));
+  }
+}
+
+Result<void> ShimChannel::send_payload(const std::string& payload) {
+  if (channel_ == nullptr || closed_ ||
+      ssh_channel_write(channel_, payload.data(), static_cast<uint32_t>(payload.size())) !=
+          static_cast<int>(payload.size())) {
+    return fail(ExitCode::launch, fmt::format("cannot send the rank's setup: {}", ssh_get_error(session_)));
+  }
+  return {};
+}
 
 ShimChannel::~ShimChannel() {
   if (channel_ != nullptr) {
@@ -54,11 +73,11 @@ void ShimChannel::send_eof() {
 }
 
 void ShimChannel::report_started() {
-  if (!started_reported_) {
+  if (!started_reported_ && sink_ != nullptr) {
     started_reported_ = true;
-    sink_.started(stderr_filter_.pid().value_or(-1));
+    sink_->started(stderr_filter_.pid().value_or(-1));
     if (!held_stdout_.empty()) {
-      sink_.output(Stream::out, std::exchange(held_stdout_, {}));
+      sink_->output(Stream::out, std::exchange(held_stdout_, {}));
     }
   }
 }
@@ -71,11 +90,14 @@ int ShimChannel::on_data(ssh_session, ssh_channel, void* data, uint32_t len, int
     if (me->stderr_filter_.decided()) {
       me->report_started();
     }
-    if (!passed.empty()) {
-      me->sink_.output(Stream::err, passed);
+    if (passed.empty()) {
+    } else if (me->sink_ != nullptr) {
+      me->sink_->output(Stream::err, passed);
+    } else {
+      me->held_stderr_.append(passed);
     }
   } else if (me->started_reported_) {
-    me->sink_.output(Stream::out, bytes);
+    me->sink_->output(Stream::out, bytes);
   } else {
     me->held_stdout_.append(bytes);
   }
@@ -99,10 +121,13 @@ void ShimChannel::finish(const std::optional<std::string>& lost) {
     return;
   }
   finished_ = true;
+  if (sink_ == nullptr) {
+    return;
+  }
   std::string rest = stderr_filter_.flush();
   report_started();
   if (!rest.empty()) {
-    sink_.output(Stream::err, rest);
+    sink_->output(Stream::err, rest);
   }
   RankExit how;
   if (exit_signal_ > 0) {
@@ -114,7 +139,7 @@ void ShimChannel::finish(const std::optional<std::string>& lost) {
     how.code = to_int(ExitCode::launch);
     how.launch_error = lost.value_or("the connection closed without an exit status");
   }
-  sink_.exited(how);
+  sink_->exited(how);
 }
 
 namespace {
@@ -137,7 +162,7 @@ Result<ShimCapture> run_shim_once(ssh_session session, const ShimJob& job, Milli
     return fail(payload.error());
   }
   CaptureSink sink;
-  ShimChannel channel(session, sink);
+  ShimChannel channel(session, &sink);
   if (auto started = channel.start(*payload); !started) {
     return fail(started.error());
   }

@@ -31,13 +31,22 @@ public:
     virtual void exited(const RankExit& how) = 0;
   };
 
-  ShimChannel(ssh_session session, Sink& sink);
+  // Without a sink, what arrives is held until attach().
+  explicit ShimChannel(ssh_session session, Sink* sink = nullptr);
   ~ShimChannel();
   ShimChannel(const ShimChannel&) = delete;
   ShimChannel& operator=(const ShimChannel&) = delete;
 
-  // Opens the channel, runs the shim and writes `payload` (shim_payload).
+  // Opens the channel, runs the shim and writes `payload` (shim_payload),
+  // or a check block (shim_check_payload): then wait for ready(), attach a
+  // sink and send_payload().
   Result<void> start(const std::string& payload);
+  bool ready() const { return stderr_filter_.ready(); }
+  void attach(Sink& sink);
+  Result<void> send_payload(const std::string& payload);
+  // The exit status, once closed (for checks).
+  std::optional<int> exit_status() const { return exit_status_; }
+  const std::string& held_stderr() const { return held_stderr_; }
   // Writes a control line (shim_signal_line, k_shim_stop_line).
   void send(std::string_view line);
   // Closes its stdin: the shim ends the process group (TERM, grace, KILL).
@@ -59,10 +68,11 @@ private:
 
   ssh_session session_;
   ssh_channel channel_ = nullptr;
-  Sink& sink_;
+  Sink* sink_;
   ssh_channel_callbacks_struct callbacks_{};
   ShimStderr stderr_filter_;
   std::string held_stdout_;  // until the pid line arrived on stderr
+  std::string held_stderr_;  // until a sink is attached
   bool started_reported_ = false;
   bool closed_ = false;
   bool finished_ = false;

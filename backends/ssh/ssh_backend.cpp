@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "backends/ssh/ssh_backend.hpp"
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 
@@ -17,29 +18,59 @@ namespace ddl {
 
 namespace {
 
-// Checks, on the host, that the workdir and the command exist (exit 126 and
-// 127 from the shim, as for the real launch).
-std::optional<std::string> check_command(ssh_session session, const std::string& workdir,
-                                         const std::string& program, Millis timeout) {
-  ShimJob job;
-  job.workdir = workdir;
-  job.argv = {"sh", "-c", "command -v \"$1\" >/dev/null 2>&1", "ddl-check", program};
-  job.grace = Millis{1000};
-  auto result = run_shim_once(session, job, timeout);
-  if (!result) {
-    return result.error().message;
+// Opens one channel per rank, each running the shim with a check block: the
+// workdir and the command must exist (exit 126 and 127 from the shim). They
+// then wait for their payload, so that start() is a single write.
+Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const std::vector<int>& ranks,
+                                                      const std::string& workdir, const std::string& program,
+                                                      Millis timeout) {
+  auto check = shim_check_payload(workdir, program);
+  if (!check) {
+    return fail(check.error());
   }
-  switch (result->exit.code) {
-    case 0:
-      return std::nullopt;
-    case 126:
-      return fmt::format("workdir {} does not exist", workdir);
-    case 127:
-      return fmt::format("command not found: {}", program);
-    default:
-      return fmt::format("the preflight check failed (exit {}): {}", result->exit.code,
-                         result->err.empty() ? result->exit.launch_error : result->err);
+  HostLink::ReadyChannels channels;
+  for (int rank : ranks) {
+    auto channel = std::make_unique<ShimChannel>(session);
+    if (auto started = channel->start(*check); !started) {
+      return fail(started.error());
+    }
+    channels[rank] = std::move(channel);
   }
+  auto all_settled = [&] {
+    for (const auto& [rank, channel] : channels) {
+      if (!channel->ready() && !channel->closed()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  ssh_event event = ssh_event_new();
+  ssh_event_add_session(event, session);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!all_settled() && std::chrono::steady_clock::now() < deadline &&
+         (ssh_get_status(session) & (SSH_CLOSED | SSH_CLOSED_ERROR)) == 0) {
+    ssh_event_dopoll(event, 100);
+  }
+  ssh_event_remove_session(event, session);
+  ssh_event_free(event);
+  for (const auto& [rank, channel] : channels) {
+    if (channel->ready()) {
+      continue;
+    }
+    if (!channel->closed()) {
+      return fail(ExitCode::launch, fmt::format("the shim did not answer within {:g}s",
+                                                static_cast<double>(timeout.count()) / 1000.0));
+    }
+    int code = channel->exit_status().value_or(-1);
+    if (code == 126) {
+      return fail(ExitCode::launch, fmt::format("workdir {} does not exist", workdir));
+    }
+    if (code == 127) {
+      return fail(ExitCode::launch, fmt::format("command not found: {}", program));
+    }
+    return fail(ExitCode::launch, fmt::format("the shim failed (exit {}): {}", code, channel->held_stderr()));
+  }
+  return channels;
 }
 
 std::string host_label(const Host& host) {
@@ -77,9 +108,17 @@ Result<void> SshBackend::prepare(const Plan& plan) {
       tasks.push_back({h, c});
     }
   }
+  // The ranks of each connection, by rank.
+  std::vector<std::vector<int>> task_ranks(tasks.size());
+  for (const auto& slot : plan.ranks) {
+    task_ranks[first_link[slot.host_index] + static_cast<std::size_t>(slot.local_rank / k_ranks_per_connection)]
+        .push_back(slot.rank);
+  }
   std::vector<SshSessionPtr> sessions(tasks.size());
+  std::vector<HostLink::ReadyChannels> ready(tasks.size());
   std::vector<std::string> problems(tasks.size());
   std::string program = command_.empty() ? std::string("sh") : command_.front();
+  Millis check_timeout = std::max(options_.connect_timeout, Millis{10'000});
   for_each_parallel(tasks.size(), options_.fanout, [&](std::size_t i) {
     const Host& host = plan.hosts[tasks[i].host];
     auto session = ssh_open(options_, host);
@@ -87,12 +126,12 @@ Result<void> SshBackend::prepare(const Plan& plan) {
       problems[i] = session.error().message;
       return;
     }
-    if (tasks[i].connection == 0) {
-      if (auto problem = check_command(session->get(), workdir_, program, options_.connect_timeout)) {
-        problems[i] = *problem;
-        return;
-      }
+    auto channels = open_checked_channels(session->get(), task_ranks[i], workdir_, program, check_timeout);
+    if (!channels) {
+      problems[i] = channels.error().message;
+      return;
     }
+    ready[i] = std::move(*channels);
     sessions[i] = std::move(*session);
   });
 
@@ -112,7 +151,8 @@ Result<void> SshBackend::prepare(const Plan& plan) {
                                               plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s", report));
   }
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    links_.push_back(std::make_unique<HostLink>(plan.hosts[tasks[i].host].name, std::move(sessions[i])));
+    links_.push_back(
+        std::make_unique<HostLink>(plan.hosts[tasks[i].host].name, std::move(sessions[i]), std::move(ready[i])));
   }
   for (const auto& slot : plan.ranks) {
     auto index = static_cast<std::size_t>(slot.rank);

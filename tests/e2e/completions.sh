@@ -17,6 +17,40 @@ if command -v fish >/dev/null; then fish -n "$t/out" || fail "fish cannot parse 
 expect_exit 2 "$DDL" completions tcsh
 expect_contains "$t/err" "tcsh"
 
+# zsh, as a user's interactive shell runs it: compinit, then our script,
+# then a line typed with two TABs; the list zsh shows must hold every word.
+zsh_shows() {
+  local line=$1; shift
+  cat >"$t/zsh-complete.zsh" <<'EOS'
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "PS1='> '; autoload -Uz compinit; compinit -u -D; source <(\"\$DDL\" completions zsh); print READY"
+zpty -r z out '*READY*'
+zpty -w -n z "$1"$'\t\t'
+# Read until every word has shown up (or the caller's timeout).
+out=""
+while true; do
+  zpty -r -t z chunk && out+=$chunk || sleep 0.1
+  missing=0
+  for word in "${@:2}"; do [[ $out == *"$word"* ]] || missing=1; done
+  (( missing )) || break
+done
+print -r -- "$out"
+zpty -d z
+EOS
+  timeout 20 zsh -f "$t/zsh-complete.zsh" "$line" "$@" >"$t/zsh-out" 2>&1 ||
+    { cat -v "$t/zsh-out"; fail "zsh did not complete '$line'"; }
+  local word
+  for word in "$@"; do
+    grep -qF -- "$word" "$t/zsh-out" || { cat -v "$t/zsh-out"; fail "zsh: '$line<TAB>' lacks $word"; }
+  done
+}
+if command -v zsh >/dev/null && zsh -fc 'zmodload zsh/zpty' 2>/dev/null; then
+  zsh_shows 'ddl ' bench completions hosts init render run
+  zsh_shows 'ddl run --back' --backend= kubernetes local mpirun ssh
+  zsh_shows 'ddl bench allreduce -d ' bfloat16 double float half int32
+fi
+
 # Bash, as a user's shell runs it: bash-completion loaded, then our script.
 bc=/usr/share/bash-completion/bash_completion
 [[ -f $bc ]] || skip "bash-completion is not installed"

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <optional>
 #include <csignal>
 #include <fcntl.h>
 #include <fstream>
@@ -25,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 // `/bin/sh -c SHIM` with pipes on stdin, stdout and stderr.
 class ShimProcess {
 public:
-  explicit ShimProcess(const ddl::ShimJob& job) {
+  explicit ShimProcess(const ddl::ShimJob& job, std::optional<std::string> check = std::nullopt) {
     int in[2], out[2], err[2];
     REQUIRE(pipe2(in, O_CLOEXEC) == 0);
     REQUIRE(pipe2(out, O_CLOEXEC) == 0);
@@ -45,6 +46,10 @@ public:
     stdin_ = in[1];
     stdout_ = out[0];
     stderr_ = err[0];
+    if (check) {
+      write_line(*check);
+      return;
+    }
     auto payload = ddl::shim_payload(job);
     REQUIRE(payload.has_value());
     write_line(*payload);
@@ -321,4 +326,49 @@ TEST_CASE("signal names map to numbers", "[shim]") {
   CHECK(ddl::signal_number("NOPE") == 0);
   CHECK(ddl::shim_signal_line(SIGINT) == "INT\n");
   CHECK_FALSE(ddl::shim_signal_line(SIGSEGV).has_value());
+}
+
+TEST_CASE("shim check block: ready, then the payload", "[shim]") {
+  auto check = ddl::shim_check_payload("/usr", "sh");
+  REQUIRE(check.has_value());
+  CHECK(check->starts_with("check "));
+  ddl::ShimStderr filter;
+  CHECK(filter.feed("ddl-shim: ready\nddl-shim: pid 7\nrest").empty() == false);
+  CHECK(filter.ready());
+  CHECK(filter.pid() == 7);
+}
+
+TEST_CASE("shim check block over the real sh", "[shim]") {
+  SECTION("passes, waits, then runs the payload") {
+    ddl::ShimJob job = sh_job("echo ran-$X");
+    job.env = {{"X", "1"}};
+    ShimProcess shim(job, *ddl::shim_check_payload("/usr", "sh"));
+    for (int i = 0; i < 100 && shim.err().find("ready") == std::string::npos; ++i) {
+      shim.wait(50ms);
+    }
+    REQUIRE(shim.err() == "ddl-shim: ready\n");
+    shim.write_line(*ddl::shim_payload(job));
+    auto status = shim.wait();
+    REQUIRE(status.has_value());
+    CHECK(WIFEXITED(*status));
+    CHECK(shim.out() == "ran-1\n");
+  }
+  SECTION("EOF while waiting ends it quietly") {
+    ShimProcess shim(sh_job("true"), *ddl::shim_check_payload("/", "sh"));
+    shim.close_stdin();
+    auto status = shim.wait();
+    REQUIRE(status.has_value());
+    REQUIRE(WIFEXITED(*status));
+    CHECK(WEXITSTATUS(*status) == 0);
+  }
+  SECTION("missing command: 127, missing workdir: 126") {
+    ShimProcess missing(sh_job("true"), *ddl::shim_check_payload("/", "ddl-no-such-command"));
+    auto status = missing.wait();
+    REQUIRE(status.has_value());
+    CHECK(WEXITSTATUS(*status) == 127);
+    ShimProcess nodir(sh_job("true"), *ddl::shim_check_payload("/nonexistent/ddl", "sh"));
+    status = nodir.wait();
+    REQUIRE(status.has_value());
+    CHECK(WEXITSTATUS(*status) == 126);
+  }
 }

@@ -93,8 +93,12 @@ TEST_CASE("rank_env: torch rules", "[render]") {
     ::unsetenv("OMP_NUM_THREADS");
     CHECK(value_of(rank_env(job, shared, 0, ctx), "OMP_NUM_THREADS") == "1");
     CHECK(value_of(rank_env(job, alone, 0, ctx), "OMP_NUM_THREADS") == "<unset>");
+    // The launcher's own value is copied, as torchrun does.
     ::setenv("OMP_NUM_THREADS", "8", 1);
-    CHECK(value_of(rank_env(job, shared, 0, ctx), "OMP_NUM_THREADS") == "<unset>");
+    CHECK(value_of(rank_env(job, shared, 0, ctx), "OMP_NUM_THREADS") == "8");
+    CHECK(value_of(rank_env(job, alone, 0, ctx), "OMP_NUM_THREADS") == "8");
+    job.env = {{"OMP_NUM_THREADS", "2"}};
+    CHECK(value_of(rank_env(job, shared, 0, ctx), "OMP_NUM_THREADS") == "2");
     ::unsetenv("OMP_NUM_THREADS");
   }
   SECTION("never TORCHELASTIC_USE_AGENT_STORE") {

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include "backends/ssh/ssh_probe.hpp"
+
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "backends/ssh/parallel.hpp"
+#include "backends/ssh/shim_channel.hpp"
+#include "backends/ssh/ssh_connect.hpp"
+#include "src/text.hpp"
+
+namespace ddl {
+
+namespace {
+
+// Prints "ddl_version=..." (or "ddl_missing=1") and "gpu_count=N".
+constexpr const char* k_probe_script =
+    "if command -v \"$1\" >/dev/null 2>&1; then\n"
+    "  v=$(\"$1\" --version 2>/dev/null | head -n 1); echo \"ddl_version=${v#ddl }\"\n"
+    "else echo ddl_missing=1; fi\n"
+    "n=0\n"
+    "if command -v nvidia-smi >/dev/null 2>&1; then n=$(nvidia-smi -L 2>/dev/null | grep -c \"^GPU \"); fi\n"
+    "if [ \"${n:-0}\" = 0 ] && [ -d /proc/driver/nvidia/gpus ]; then\n"
+    "  n=$(ls /proc/driver/nvidia/gpus | wc -l); fi\n"
+    "echo \"gpu_count=$n\"\n";
+
+HostCheck check_one(const JobSpec& job, const Host& host, const std::string& remote_ddl) {
+  HostCheck check;
+  auto session = ssh_open(job.ssh, host);
+  if (!session) {
+    check.error = session.error().message;
+    return check;
+  }
+  check.reachable = true;
+  ShimJob probe;
+  probe.argv = {"sh", "-c", k_probe_script, "ddl-probe", remote_ddl};
+  probe.grace = Millis{1000};
+  auto ran = run_shim_once(session->get(), probe, std::max(job.ssh.connect_timeout, Millis{10'000}));
+  if (!ran) {
+    check.error = ran.error().message;
+    return check;
+  }
+  bool missing = false;
+  for (const auto& raw : split(ran->out, '\n')) {
+    std::string_view line = trim(raw);
+    if (line.starts_with("ddl_version=")) {
+      check.ddl_version = std::string(trim(line.substr(12)));
+    } else if (line.starts_with("ddl_missing=")) {
+      missing = true;
+    } else if (line.starts_with("gpu_count=")) {
+      if (auto count = parse_int(trim(line.substr(10)))) {
+        check.gpu_count = static_cast<int>(*count);
+      }
+    }
+  }
+  if (ran->exit.code != 0) {
+    check.error = fmt::format("the probe failed (exit {}): {}", ran->exit.code, trim(ran->err));
+  } else if (missing) {
+    check.error = fmt::format("ddl not found at {}", remote_ddl);
+  }
+  return check;
+}
+
+} // namespace
+
+std::string own_executable_path() {
+  std::error_code ignored;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ignored);
+  return ignored ? std::string("ddl") : path.string();
+}
+
+std::vector<HostCheck> ssh_check_hosts(const JobSpec& job, const Inventory& hosts) {
+  std::string remote_ddl = job.ssh.remote_ddl.empty() ? own_executable_path() : job.ssh.remote_ddl;
+  std::vector<HostCheck> checks(hosts.size());
+  for_each_parallel(hosts.size(), job.ssh.fanout,
+                    [&](std::size_t i) { checks[i] = check_one(job, hosts[i], remote_ddl); });
+  return checks;
+}
+
+Result<Inventory> ssh_probe_gpu_slots(const JobSpec& job, Inventory hosts) {
+  auto checks = ssh_check_hosts(job, hosts);
+  std::string problems;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const HostCheck& check = checks[i];
+    if (!check.reachable) {
+      problems += fmt::format("\n  {}: {}", hosts[i].name, check.error);
+    } else if (!check.gpu_count || *check.gpu_count <= 0) {
+      problems += fmt::format("\n  {}: no GPU found (slots = \"gpus\")", hosts[i].name);
+    } else {
+      hosts[i].slots = *check.gpu_count;
+      hosts[i].gpus.clear();
+      for (int g = 0; g < *check.gpu_count; ++g) {
+        hosts[i].gpus.push_back(g);
+      }
+    }
+  }
+  if (!problems.empty()) {
+    return fail(ExitCode::launch, "cannot probe the GPUs of every host:" + problems);
+  }
+  return hosts;
+}
+
+} // namespace ddl

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Reaching hosts over SSH without launching anything: `ddl hosts --check`
+// and the GPU probe of `slots = "gpus"`.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/error.hpp"
+#include "src/hosts.hpp"
+#include "src/job.hpp"
+
+namespace ddl {
+
+struct HostCheck {
+  bool reachable = false;
+  std::string ddl_version;       // "" when ddl is not found there
+  std::optional<int> gpu_count;  // nvidia-smi -L, else /proc/driver/nvidia/gpus
+  std::string error;             // "" when all is well
+};
+
+// Connects to every host (at most [ssh] fanout at once, each bounded by
+// connect_timeout), verifies its key, authenticates, and runs a probe under
+// the shim: is [ssh] remote_ddl (default: this binary's path) there, its
+// `--version`, the GPU count. One entry per host, in order.
+std::vector<HostCheck> ssh_check_hosts(const JobSpec& job, const Inventory& hosts);
+
+// slots = "gpus": each host's slots and GPU list from its GPU count. Every
+// host that cannot be probed or has no GPU is reported at once
+// (ExitCode::launch).
+Result<Inventory> ssh_probe_gpu_slots(const JobSpec& job, Inventory hosts);
+
+// The path of the running ddl binary (the default of remote_ddl).
+std::string own_executable_path();
+
+} // namespace ddl
