@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <memory>
 
+#include "backends/probe.hpp"
 #include "cmd/command.hpp"
 #include "src/render.hpp"
 
@@ -56,17 +57,74 @@ std::string hosts_json(const Inventory& inventory) {
   return "{\"hosts\":[" + items + "]}\n";
 }
 
+std::string checked_table(const Inventory& inventory, const std::vector<HostCheck>& checks) {
+  std::vector<std::array<std::string, 6>> rows = {{"NAME", "ADDRESS", "REACHABLE", "DDL", "GPUS", "ERROR"}};
+  for (std::size_t i = 0; i < inventory.size(); ++i) {
+    const HostCheck& check = checks[i];
+    rows.push_back({inventory[i].name, inventory[i].address, check.reachable ? "yes" : "no",
+                    check.ddl_version.empty() ? "-" : check.ddl_version,
+                    check.gpu_count ? std::to_string(*check.gpu_count) : "-", check.error.empty() ? "-" : check.error});
+  }
+  std::array<std::size_t, 6> widths{};
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      out += i + 1 < row.size() ? fmt::format("{:<{}}  ", row[i], widths[i]) : row[i] + "\n";
+    }
+  }
+  return out;
+}
+
+std::string checked_json(const Inventory& inventory, const std::vector<HostCheck>& checks) {
+  std::string items;
+  for (std::size_t i = 0; i < inventory.size(); ++i) {
+    const Host& host = inventory[i];
+    const HostCheck& check = checks[i];
+    items += fmt::format(
+        "{}{{\"name\":{},\"address\":{},\"slots\":{},\"gpus\":[{}],\"source\":{},\"reachable\":{},"
+        "\"ddl_version\":{},\"gpu_count\":{},\"error\":{}}}",
+        items.empty() ? "" : ",", json_quote(host.name), json_quote(host.address), host.slots, gpu_list(host, ""),
+        json_quote(host.source), check.reachable ? "true" : "false",
+        check.ddl_version.empty() ? "null" : json_quote(check.ddl_version),
+        check.gpu_count ? std::to_string(*check.gpu_count) : "null",
+        check.error.empty() ? "null" : json_quote(check.error));
+  }
+  return "{\"hosts\":[" + items + "]}\n";
+}
+
+// --check: every host reached through the backend; exit 3 when any failed.
+int check_inventory(const JobSpec& job, const Inventory& inventory, bool json) {
+  auto checks = check_hosts(job, inventory);
+  fmt::print("{}", json ? checked_json(inventory, checks) : checked_table(inventory, checks));
+  for (const auto& check : checks) {
+    if (!check.reachable || !check.error.empty()) {
+      return to_int(ExitCode::launch);
+    }
+  }
+  return 0;
+}
+
 int run_hosts(const HostsOptions& opts) {
   auto job = load_job_for(opts.common);
   if (!job) {
     return report(job.error());
   }
-  if (opts.check) {
-    return report(Error{ExitCode::usage, "'hosts --check' is not implemented yet"});
-  }
   auto inventory = discover_hosts(*job);
   if (!inventory) {
     return report(inventory.error());
+  }
+  if (opts.check) {
+    return check_inventory(*job, *inventory, opts.common.json);
+  }
+  if (auto probed = probe_gpu_slots(*job, std::move(*inventory)); probed) {
+    inventory = std::move(*probed);
+  } else {
+    return report(probed.error());
   }
   fmt::print("{}", opts.common.json ? hosts_json(*inventory) : hosts_table(*inventory));
   return 0;

@@ -64,12 +64,6 @@ HostCheck check_one(const JobSpec& job, const Host& host, const std::string& rem
 
 } // namespace
 
-std::string own_executable_path() {
-  std::error_code ignored;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", ignored);
-  return ignored ? std::string("ddl") : path.string();
-}
-
 std::vector<HostCheck> ssh_check_hosts(const JobSpec& job, const Inventory& hosts) {
   std::string remote_ddl = job.ssh.remote_ddl.empty() ? own_executable_path() : job.ssh.remote_ddl;
   std::vector<HostCheck> checks(hosts.size());

@@ -8,18 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "backends/probe.hpp"
 #include "src/error.hpp"
 #include "src/hosts.hpp"
 #include "src/job.hpp"
 
 namespace ddl {
-
-struct HostCheck {
-  bool reachable = false;
-  std::string ddl_version;       // "" when ddl is not found there
-  std::optional<int> gpu_count;  // nvidia-smi -L, else /proc/driver/nvidia/gpus
-  std::string error;             // "" when all is well
-};
 
 // Connects to every host (at most [ssh] fanout at once, each bounded by
 // connect_timeout), verifies its key, authenticates, and runs a probe under
@@ -32,7 +26,5 @@ std::vector<HostCheck> ssh_check_hosts(const JobSpec& job, const Inventory& host
 // (ExitCode::launch).
 Result<Inventory> ssh_probe_gpu_slots(const JobSpec& job, Inventory hosts);
 
-// The path of the running ddl binary (the default of remote_ddl).
-std::string own_executable_path();
 
 } // namespace ddl
