@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 
 #include "src/collectives/ring_schedule.hpp"
@@ -251,6 +252,7 @@ void TcpRing::reset_received() {
 // which costs no thread hand-off per hop.
 Result<void> TcpRing::run_event_loop(const Call& call) {
   auto last_progress = std::chrono::steady_clock::now();
+  auto idle_since = last_progress;
   while (pending_sends_ > 0 || pending_recvs_ > 0) {
     bool progressed = false;
     for (std::size_t s = 0; s < cursors_.size(); ++s) {
@@ -264,10 +266,14 @@ Result<void> TcpRing::run_event_loop(const Call& call) {
       }
       progressed = progressed || *sent || *got;
     }
-    if (!progressed) {
-      if (auto ok = wait_for_io(last_progress, true); !ok) {
-        return ok;
-      }
+    if (progressed) {
+      idle_since = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - idle_since < options_.spin) {
+      // Small messages: a neighbour usually answers within microseconds, and
+      // sleeping in poll() would add a scheduler wake-up to every hop.
+      sched_yield();
+    } else if (auto ok = wait_for_io(last_progress, true); !ok) {
+      return ok;
     }
   }
   return {};

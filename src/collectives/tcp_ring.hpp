@@ -20,6 +20,8 @@ struct TcpOptions {
   std::string listen_address = "127.0.0.1"; // what this rank binds and advertises
   std::chrono::milliseconds connect_timeout{60'000};
   std::chrono::milliseconds stall_timeout{120'000};  // no progress at all: error
+  // Small buffers: how long to keep polling (yielding the CPU) before sleeping.
+  std::chrono::microseconds spin{200};
 };
 
 // Joins the ring: each rank listens on an ephemeral port of
