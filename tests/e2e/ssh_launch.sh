@@ -14,6 +14,11 @@ for r in 0 1 2 3 4 5 6 7; do
   expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1)) local=$((r % 2))"
 done
 
+# 10 ranks on one host: more than one connection (sshd's MaxSessions is 10).
+expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "${NETNS_ADDRS[0]}:10" --backend ssh -- \
+  sh -c 'echo "rank=$DDL_RANK host=$(hostname)"'
+for r in 0 1 2 3 4 5 6 7 8 9; do expect_contains "$t/out" "[$r] rank=$r host=h1"; done
+
 # Env values byte for byte.
 job=$t/env.toml
 cp "$NETNS_DIR/ssh.toml" "$job"
@@ -33,15 +38,22 @@ for r in 0 1 2 3; do
   done
 done
 
-# The token never appears in any command line while the ranks run.
+# The job token and a secret from the job file never appear in any command
+# line, on any host, while the ranks run.
+secret="ddl-secret-$$-$RANDOM$RANDOM"
+cp "$NETNS_DIR/ssh.toml" "$t/secret.toml"
+printf '[job]\nenv = { MY_SECRET = "%s" }\n' "$secret" >>"$t/secret.toml"
 mkdir "$t/tok"
-ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$spec" --backend ssh -- \
-  sh -c 'printf %s "$DDL_TOKEN" >"'"$t"'/tok/$DDL_RANK"; sleep 3' >"$t/out" 2>"$t/err" &
+ddl_ssh run "$t/secret.toml" -H "$spec" --backend ssh -- \
+  sh -c 'printf "%s\n%s\n" "$DDL_TOKEN" "$MY_SECRET" >"'"$t"'/tok/$DDL_RANK.tmp"; mv "'"$t"'/tok/$DDL_RANK.tmp" "'"$t"'/tok/$DDL_RANK"; sleep 3' \
+  >"$t/out" 2>"$t/err" &
 runner=$!
-wait_files 8 "$t/tok/*"
-token=$(cat "$t/tok/0")
-[[ ${#token} -ge 16 ]] || fail "rank 0 got no DDL_TOKEN"
+wait_files 8 "$t/tok/[0-7]"
+token=$(sed -n 1p "$t/tok/0")
+[[ -n $token ]] || fail "rank 0 got no DDL_TOKEN"
+[[ $(sed -n 2p "$t/tok/0") == "$secret" ]] || fail "rank 0 did not get MY_SECRET"
 for f in /proc/[0-9]*/cmdline; do
-  if { tr "\0" " " <"$f"; } 2>/dev/null | grep -qF -- "$token"; then fail "token in $f: $(tr '\0' ' ' <"$f")"; fi
+  line=$({ tr "\0" " " <"$f"; } 2>/dev/null) || continue
+  if [[ $line == *"$token"* || $line == *"$secret"* ]]; then fail "a secret is in $f: $line"; fi
 done
 wait "$runner" || fail "ddl run failed: $(cat "$t/err")"

@@ -173,6 +173,13 @@ TEST_CASE("host names and hostlists in [hosts] list", "[job][errors]") {
   CHECK(errors("[hosts]\nlist = [\"a:0\"]\n") == "job.toml:2:9: hosts.list: bad slot count '0' in 'a:0'");
 }
 
+TEST_CASE("control characters in echoed text are escaped", "[job][errors]") {
+  CHECK(errors("[job]\n\"a\\u0001\\n\" = 1\n") == "job.toml:2:1: unknown key 'a\\x01\\x0a' in [job]");
+  CHECK(errors("[launch]\nbackend = \"ss\\th\"\n") ==
+        "job.toml:2:11: launch.backend: 'ss\\x09h' is not one of local, ssh, kubernetes, mpirun; "
+        "did you mean 'ssh'?");
+}
+
 TEST_CASE("only one host source", "[job][errors]") {
   CHECK(errors("[hosts]\nlist = [\"a\"]\nslurm = true\n") ==
         "job.toml:3:9: hosts.slurm: conflicts with hosts.list; give only one of list, hostfile, "
