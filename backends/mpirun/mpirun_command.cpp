@@ -48,8 +48,15 @@ std::string rank_script(int world_size) {
       "while [ \"$__ddl_i\" -lt {} ]; do unset \"DDL_MPI_ENV_$__ddl_i\"; __ddl_i=$((__ddl_i + 1)); done\n"
       "eval \"$__ddl_e\" || exit 125\n"
       "unset __ddl_e __ddl_i\n"
+      // A watchdog: if mpirun (or its daemon) goes away without ending this
+      // rank, end the rank's process group (TERM, then KILL).
+      "__ddl_p=$PPID\n"
+      "( while kill -0 \"$__ddl_p\" 2>/dev/null; do sleep 1; done\n"
+      "  kill -s TERM -- -$$ 2>/dev/null; sleep 2; kill -s KILL -- -$$ 2>/dev/null ) </dev/null >/dev/null 2>&1 &\n"
+      "__ddl_w=$!\n"
       "\"$@\"\n"
       "__ddl_rc=$?\n"
+      "kill \"$__ddl_w\" 2>/dev/null\n"
       "[ \"$__ddl_rc\" -eq 0 ] || printf '{}%s exit %s\\n' \"$OMPI_COMM_WORLD_RANK\" \"$__ddl_rc\" >&2\n"
       "exit \"$__ddl_rc\"\n",
       world_size, k_rank_exit_marker);
