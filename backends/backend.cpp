@@ -3,7 +3,9 @@
 
 #include <fmt/core.h>
 
+#include "backends/kubernetes/kubernetes_backend.hpp"
 #include "backends/local/local_backend.hpp"
+#include "backends/mpirun/mpirun_backend.hpp"
 #include "backends/ssh/ssh_backend.hpp"
 
 namespace ddl {
@@ -47,6 +49,10 @@ struct BackendEntry {
 constexpr BackendEntry k_backends[] = {
     {BackendKind::local, [](const JobSpec&) -> std::unique_ptr<Backend> { return std::make_unique<LocalBackend>(); }},
     {BackendKind::ssh, [](const JobSpec& job) -> std::unique_ptr<Backend> { return std::make_unique<SshBackend>(job); }},
+    {BackendKind::kubernetes,
+     [](const JobSpec& job) -> std::unique_ptr<Backend> { return std::make_unique<kubernetes::KubernetesBackend>(job); }},
+    {BackendKind::mpirun,
+     [](const JobSpec& job) -> std::unique_ptr<Backend> { return std::make_unique<mpirun::MpirunBackend>(job); }},
 };
 
 } // namespace

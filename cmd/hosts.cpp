@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <memory>
 
+#include "backends/kubernetes/kubectl.hpp"
 #include "backends/probe.hpp"
 #include "cmd/command.hpp"
 #include "src/render.hpp"
@@ -114,7 +115,7 @@ int run_hosts(const HostsOptions& opts) {
   if (!job) {
     return report(job.error());
   }
-  auto inventory = discover_hosts(*job);
+  auto inventory = kubernetes::job_inventory(*job);
   if (!inventory) {
     return report(inventory.error());
   }

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <memory>
 
+#include "backends/kubernetes/kubectl.hpp"
 #include "cmd/command.hpp"
 #include "src/render.hpp"
 
@@ -83,7 +84,7 @@ int run_render(RenderOptions opts) {
   if (!job) {
     return report(job.error());
   }
-  auto inventory = discover_hosts(*job);
+  auto inventory = kubernetes::job_inventory(*job);
   if (!inventory) {
     return report(inventory.error());
   }

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -63,7 +65,13 @@ Result<std::string> Server::start(const ServerOptions& options) {
   impl_->endpoint = format_endpoint(options.bind_address, local_port(impl_->listener.get()));
   impl_->stopping = false;
   impl_->reset_gang();
+  // Signals are for the launcher's main thread, never this one.
+  sigset_t all;
+  sigset_t previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
   impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return impl_->endpoint;
 }
 

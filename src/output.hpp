@@ -23,7 +23,7 @@ struct OutputOptions {
 // What ends a job, for the summary event.
 struct JobSummary {
   int exit_code = 0;
-  std::string result;       // ok | failed | timeout | interrupted | launch_error
+  std::string result;       // ok | failed | timeout | interrupted | launch_error | rendezvous_timeout
   int attempts = 1;
   double elapsed_s = 0;
   int failed_rank = -1;     // first failing rank, -1 when none

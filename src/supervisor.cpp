@@ -18,7 +18,7 @@ namespace ddl {
 
 namespace {
 
-enum class StopReason { none, failed, timeout, signal, stdout_closed, launch_error };
+enum class StopReason { none, failed, timeout, signal, stdout_closed, launch_error, watchdog };
 
 struct FirstFailure {
   int rank = -1;
@@ -46,6 +46,7 @@ public:
   int stop_signal = 0;          // for StopReason::signal
   FirstFailure first;
   Error launch_error;
+  Error watchdog_error;
   SteadyClock::time_point started_at = SteadyClock::now();
 
 private:
@@ -143,6 +144,12 @@ void Attempt::check_deadlines() {
     job_deadline_.reset();
     stop(StopReason::timeout, SIGTERM);  // a failure already stopping wins
   }
+  if (options_.watchdog && reason == StopReason::none) {
+    if (auto problem = options_.watchdog()) {
+      watchdog_error = std::move(*problem);
+      stop(StopReason::watchdog, SIGTERM);
+    }
+  }
   if (kill_deadline_ && now >= *kill_deadline_) {
     signal_running(SIGKILL);
     kill_deadline_.reset();
@@ -170,6 +177,12 @@ int Attempt::timeout_ms() const {
   std::optional<SteadyClock::time_point> next = kill_deadline_;
   if (job_deadline_ && (!next || *job_deadline_ < *next)) {
     next = job_deadline_;
+  }
+  if (options_.watchdog && reason == StopReason::none) {
+    auto poll_at = SteadyClock::now() + std::chrono::milliseconds(100);
+    if (!next || poll_at < *next) {
+      next = poll_at;
+    }
   }
   if (!next) {
     return -1;
@@ -292,6 +305,14 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
       summary.exit_code = to_int(run.launch_error.code);
       output.summary(summary);
       return fail(run.launch_error);
+    case StopReason::watchdog:
+      summary.result = "rendezvous_timeout";
+      summary.failed_rank = -1;  // the ranks were stopped by ddl, none failed
+      summary.host.clear();
+      summary.how = RankExit{};
+      summary.exit_code = to_int(run.watchdog_error.code);
+      output.summary(summary);
+      return fail(run.watchdog_error);
     }
     output.summary(summary);
     return summary.exit_code;

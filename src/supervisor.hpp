@@ -17,6 +17,9 @@ struct SupervisorOptions {
   int max_restarts = 0;
   Millis grace{10'000};           // between SIGTERM and SIGKILL
   OutputOptions output;
+  // Asked about every 100 ms while ranks run: an Error stops the gang (TERM,
+  // grace, KILL) and is what supervise() returns (the rendezvous' exit-4 rule).
+  std::function<std::optional<Error>()> watchdog;
 };
 
 // Builds the launches of one attempt (the env counts attempts).

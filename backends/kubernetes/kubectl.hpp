@@ -36,4 +36,12 @@ inline constexpr std::string_view k_remote_exit_prefix = "command terminated wit
 // ready, kubectl failing, or bad output: ExitCode::launch.
 Result<Inventory> kubernetes_inventory(const JobSpec& job);
 
+// True when the job's hosts are its pods: backend kubernetes, or backend
+// mpirun with a [kubernetes] selector and no other host source.
+bool pods_are_hosts(const JobSpec& job);
+
+// The inventory of any job: its pods when pods_are_hosts, else
+// discover_hosts. Every command that builds a plan calls this.
+Result<Inventory> job_inventory(const JobSpec& job);
+
 } // namespace ddl::kubernetes

@@ -89,7 +89,7 @@ Result<MpirunCommand> build_mpirun_command(const std::vector<RankLaunch>& launch
   }
   command.argv.insert(command.argv.end(),
                       {"--mca", "plm_rsh_agent", settings.ddl_path + " rsh", "--mca",
-                       "plm_rsh_no_tree_spawn", "1"});
+                       "plm_rsh_no_tree_spawn", "1", "--mca", "orte_leave_session_attached", "1"});
   if (!settings.workdir.empty()) {
     command.argv.insert(command.argv.end(), {"--wdir", settings.workdir});
   }

@@ -14,6 +14,7 @@ namespace ddl::mpirun {
 // How ddl starts a gang with Open MPI's mpirun (backend = "mpirun"):
 //   mpirun --hostfile F -np N --tag-output [--allow-run-as-root]
 //          --mca plm_rsh_agent "DDL rsh" --mca plm_rsh_no_tree_spawn 1
+//          --mca orte_leave_session_attached 1 (orted stays under the shim)
 //          [--wdir DIR] -x NAME... sh -c RANK_SCRIPT ddl-rank COMMAND...
 // Values never appear on the command line: a variable that is the same for
 // every rank is set in mpirun's environment and forwarded with `-x NAME`; the

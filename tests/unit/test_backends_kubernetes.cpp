@@ -79,8 +79,7 @@ TEST_CASE("Slots fall back to [hosts] slots without a GPU limit", "[kubernetes]"
   auto scan = scan_pods(fixture("no-gpu.json"), "", 3);
   REQUIRE(scan.has_value());
   REQUIRE(names(scan->ready) == std::vector<std::string>{"multi-0", "trainer-0", "trainer-1"});
-  // multi-0: the default-container annotation picks "trainer" with 1k GPUs.
-  CHECK(scan->ready[0].slots == 1000);
+  CHECK(scan->ready[0].slots == 4);  // the default-container annotation picks "trainer"
   CHECK(scan->ready[1].slots == 3);
   CHECK(scan->ready[1].gpus.empty());
   CHECK(parse_whole_quantity("2E").error().message == "quantity '2E' is too large");

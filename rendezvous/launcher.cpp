@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#include "rendezvous/launcher.hpp"
+
+#include "rendezvous/address.hpp"
+#include "rendezvous/protocol.hpp"
+
+namespace ddl::rendezvous {
+
+Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, const Plan& plan) {
+  auto address = bind_address(job, plan);
+  if (!address) return fail(address.error());
+  auto token = generate_token();
+  if (!token) return fail(token.error());
+  auto rendezvous = std::make_unique<JobRendezvous>();
+  ServerOptions options;
+  options.bind_address = *address;
+  options.port = job.rendezvous.port;
+  options.token = *token;
+  options.world_size = plan.world_size;
+  options.job = job.name;  // what ranks get as DDL_JOB
+  auto endpoint = rendezvous->server_.start(options);
+  if (!endpoint) return fail(endpoint.error());
+  rendezvous->endpoint_ = *endpoint;
+  rendezvous->token_ = std::move(*token);
+  rendezvous->timeout_ = job.rendezvous.timeout;
+  return rendezvous;
+}
+
+void JobRendezvous::begin_attempt(int attempt) {
+  if (attempt > 0) server_.reset();
+}
+
+std::optional<Error> JobRendezvous::overdue() const {
+  auto missing = server_.overdue_ranks(timeout_);
+  if (missing.empty()) return std::nullopt;
+  return Error{ExitCode::rendezvous_timeout, overdue_message(timeout_, missing)};
+}
+
+} // namespace ddl::rendezvous
