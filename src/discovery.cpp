@@ -102,7 +102,8 @@ void supervise(pid_t pid, Pipe& out, Pipe& err, Millis timeout, Captured& result
   bool exited = false;
   while (true) {
     pollfd fds[2] = {{out_open ? out.read : -1, POLLIN, 0}, {err_open ? err.read : -1, POLLIN, 0}};
-    const int ready = ::poll(fds, 2, exited ? 0 : 50);
+    // Both pipes closed: the child is exiting, so look again soon.
+    const int ready = ::poll(fds, 2, exited ? 0 : (out_open || err_open ? 50 : 1));
     if (ready > 0) {
       if (out_open && (fds[0].revents & (POLLIN | POLLHUP)) != 0) {
         out_open = drain(out.read, result.out);

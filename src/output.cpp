@@ -142,7 +142,7 @@ void Output::line(int rank, Stream stream, std::string_view text) {
   if (options_.json) {
     write_out(fmt::format(R"({{"event":"output","time":"{}","rank":{},"stream":"{}","line":)",
                           event_time_now(), rank, stream == Stream::out ? "stdout" : "stderr"),
-              json_quote(text), "}\n");
+              json_quote(valid_utf8(text)), "}\n");
     return;
   }
   std::string prefix = fmt::format("[{}] ", rank);
@@ -229,6 +229,34 @@ void Output::write_log(int rank, std::string_view text) {
   if (index < log_fds_.size()) {
     write_fully(log_fds_[index], text, "\n");
   }
+}
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    bool ok = length > 0 && i + length <= text.size();
+    for (std::size_t k = 1; ok && k < length; ++k) {
+      ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    }
+    if (ok && length > 1) {
+      // Overlong forms, surrogates and code points above U+10FFFF.
+      auto second = static_cast<unsigned char>(text[i + 1]);
+      ok = !(lead == 0xC0 || lead == 0xC1 || (lead == 0xE0 && second < 0xA0) || (lead == 0xED && second >= 0xA0) ||
+             (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second >= 0x90) || lead > 0xF4);
+    }
+    if (ok) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else {
+      out.append("\xEF\xBF\xBD");  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
 }
 
 } // namespace ddl

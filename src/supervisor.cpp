@@ -276,6 +276,12 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
       summary.result = "ok";
       break;
     case StopReason::failed:
+      if (auto pending = SignalPipe::take(); !pending.empty()) {
+        // Interrupted while the gang stopped: no restart.
+        summary.result = "interrupted";
+        summary.exit_code = 128 + pending.front();
+        break;
+      }
       if (attempt < options.max_restarts) {
         output.message(fmt::format("ddl: {}; restarting (attempt {} of {})\n",
                                    describe_failure(gang.launches().at(static_cast<std::size_t>(run.first.rank)), run.first),

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "src/output.hpp"
 #include "src/output_lines.hpp"
 
 namespace {
@@ -62,4 +63,11 @@ TEST_CASE("LineTail keeps the last lines, each cut to a width", "[output]") {
   tail.add("third");
   CHECK(std::vector<std::string>(tail.lines().begin(), tail.lines().end()) ==
         std::vector<std::string>{"sec", "thi"});
+}
+
+TEST_CASE("valid_utf8 replaces only invalid bytes", "[output]") {
+  CHECK(ddl::valid_utf8("plain \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "plain \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  CHECK(ddl::valid_utf8("a\xffz") == "a\xef\xbf\xbdz");
+  CHECK(ddl::valid_utf8("\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd");  // overlong '/'
+  CHECK(ddl::valid_utf8("cut \xe2\x82") == "cut \xef\xbf\xbd\xef\xbf\xbd");
 }
