@@ -11,7 +11,7 @@ spec=$(netns_hostspec 1)
 good=$(cat "$known")
 
 # Changed: host 2 listed with host 1's key.
-sed -i "2s/.*/$h2 $(cut -d' ' -f1-2 "$NETNS_DIR/h1_key.pub")/" "$known"
+sed -i "2s|.*|$h2 $(cut -d' ' -f1-2 "$NETNS_DIR/h1_key.pub")|" "$known"
 expect_exit 3 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$spec" --backend ssh -- true
 expect_contains "$t/err" "$h2: host key has CHANGED"
 expect_contains "$t/err" "$(ssh-keygen -lf "$NETNS_DIR/h2_key.pub" | cut -d' ' -f2)"
