@@ -1,16 +1,170 @@
 // SPDX-License-Identifier: MIT
-#include <fmt/core.h>
+// `ddl bench allreduce`: starts one `ddl worker allreduce` per rank through
+// the same plan, backend and supervisor as `ddl run`; rank 0 leaves the
+// nccl-tests table and the JSON in the rendezvous, and this prints them.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
 
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include "backends/backend.hpp"
+#include "cmd/bench_options.hpp"
 #include "cmd/command.hpp"
+#include "rendezvous/protocol.hpp"
+#include "rendezvous/server.hpp"
+#include "src/collectives/tcp_socket.hpp"
+#include "src/hosts.hpp"
+#include "src/launches.hpp"
+#include "src/plan.hpp"
+#include "src/render.hpp"
+#include "src/supervisor.hpp"
+
+extern char** environ;
 
 namespace ddl::cmd {
 
+namespace {
+
+struct BenchCommand {
+  CommonOptions common;
+  BenchFlags flags;
+  std::string output_file;
+};
+
+std::string own_path() {
+  std::string path(4096, '\0');
+  ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size());
+  path.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return path.empty() ? "ddl" : path;
+}
+
+// What workers dial: [rendezvous] address, or with "auto" the local address
+// that routes to the first remote host (loopback when all are local).
+Result<std::string> rendezvous_address(const JobSpec& job, const Plan& plan) {
+  if (job.rendezvous.address != "auto") {
+    return job.rendezvous.address;
+  }
+  for (const auto& host : plan.hosts) {
+    auto local = coll::local_address_towards(host.address);
+    if (!local) {
+      return fail(local.error());
+    }
+    if (*local != "127.0.0.1") {
+      return *local;
+    }
+  }
+  return std::string("127.0.0.1");
+}
+
+Result<void> write_json_file(const std::string& path, const std::string& json) {
+  std::ofstream out(path, std::ios::trunc);
+  out << json;
+  out.close();
+  if (!out) {
+    return fail(ExitCode::usage, fmt::format("cannot write --output_file '{}'", path));
+  }
+  return {};
+}
+
+Result<int> run_bench(const BenchCommand& cmd) {
+  BenchFlags flags = cmd.flags;
+  flags.progress = ::isatty(STDERR_FILENO) != 0 && !cmd.common.quiet;
+  auto options = worker_options(flags);
+  if (!options) {
+    return fail(options.error());
+  }
+  auto job = load_job_for(cmd.common);
+  if (!job) {
+    return fail(job.error());
+  }
+  std::string ddl_path = !job->ssh.remote_ddl.empty() && job->launch.backend == BackendKind::ssh
+                             ? job->ssh.remote_ddl
+                             : own_path();
+  job->command = {ddl_path, "worker", "allreduce"};
+  for (auto& arg : worker_args(*options)) {
+    job->command.push_back(std::move(arg));
+  }
+  job->command_is_shell = false;
+  auto inventory = discover_hosts(*job);
+  if (!inventory) {
+    return fail(inventory.error());
+  }
+  auto plan = make_plan(*job, *inventory);
+  if (!plan) {
+    return fail(plan.error());
+  }
+  auto address = rendezvous_address(*job, *plan);
+  if (!address) {
+    return fail(address.error());
+  }
+  auto token = rendezvous::generate_token();
+  if (!token) {
+    return fail(token.error());
+  }
+  rendezvous::Server server;
+  rendezvous::ServerOptions server_options;
+  server_options.bind_address = *address;
+  server_options.port = job->rendezvous.port;
+  server_options.token = *token;
+  server_options.world_size = plan->world_size;
+  server_options.job = job->name;
+  auto endpoint = server.start(server_options);
+  if (!endpoint) {
+    return fail(endpoint.error());
+  }
+  LaunchContext ctx;
+  ctx.rendezvous = *endpoint;
+  ctx.token = *token;
+  ctx.master_port = job->torch.master_port;
+  std::unique_ptr<Backend> backend = make_backend(*job);
+  EnvList base = job->launch.backend == BackendKind::local ? local_login_env(environ) : EnvList{};
+  SupervisorOptions supervisor;
+  supervisor.timeout = job->timeout;
+  supervisor.grace = job->grace;
+  auto build = [&](int attempt) -> Result<std::vector<RankLaunch>> {
+    LaunchContext attempt_ctx = ctx;
+    attempt_ctx.attempt = attempt;
+    return build_launches(*job, *plan, attempt_ctx, base, environ);
+  };
+  auto code = supervise(*backend, *plan, build, supervisor);
+  backend->shutdown();
+  auto table = server.value(coll::k_bench_table_key);
+  auto json = server.value(coll::k_bench_json_key);
+  server.stop();
+  if (!code) {
+    return fail(code.error());
+  }
+  if (table && json) {
+    std::fputs(cmd.common.json ? json->c_str() : table->c_str(), stdout);
+    std::fflush(stdout);
+    if (!cmd.output_file.empty()) {
+      if (auto ok = write_json_file(cmd.output_file, *json); !ok) {
+        return fail(ok.error());
+      }
+    }
+  }
+  return *code;
+}
+
+} // namespace
+
 void add_bench(CLI::App& app, Command& selected) {
-  CLI::App* sub = app.add_subcommand("bench", "bench (not implemented yet)");
-  sub->callback([&selected] {
-    selected = [] {
-      fmt::print(stderr, "ddl: error: 'bench' is not implemented yet\n");
-      return 2;
+  CLI::App* bench = app.add_subcommand("bench", "Run ddl's built-in benchmarks through a real launch");
+  bench->require_subcommand(1);
+  auto cmd = std::make_shared<BenchCommand>();
+  CLI::App* sub = bench->add_subcommand(
+      "allreduce", "Allreduce sweep with nccl-tests' all_reduce_perf flags and table");
+  add_common_options(*sub, cmd->common);
+  add_bench_flags(*sub, cmd->flags);
+  sub->add_option("-J,--output_file", cmd->output_file, "Also write the results as JSON to FILE");
+  sub->footer("Exit status: 0, 1 when any element was wrong, else as ddl run (2 usage, 3 launch, ...).");
+  sub->callback([&selected, cmd] {
+    selected = [cmd] {
+      auto code = run_bench(*cmd);
+      return code ? *code : report(code.error());
     };
   });
 }

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "backends/kubernetes/kubectl.hpp"
+#include "backends/probe.hpp"
 #include "cmd/command.hpp"
 #include "src/render.hpp"
 
@@ -88,7 +89,12 @@ int run_render(RenderOptions opts) {
   if (!inventory) {
     return report(inventory.error());
   }
-  auto plan = make_plan(*job, *inventory);
+  // slots = "gpus" is the one case where the plan needs the hosts themselves.
+  auto probed = probe_gpu_slots(*job, std::move(*inventory));
+  if (!probed) {
+    return report(probed.error());
+  }
+  auto plan = make_plan(*job, *probed);
   if (!plan) {
     return report(plan.error());
   }

@@ -1,17 +1,78 @@
 // SPDX-License-Identifier: MIT
+// `ddl worker allreduce ...`: one rank of `ddl bench allreduce` (hidden).
+#include <cstdlib>
+#include <memory>
+
 #include <fmt/core.h>
 
+#include "cmd/bench_options.hpp"
 #include "cmd/command.hpp"
+#include "ddl_version.hpp"
+#include "rendezvous/client.hpp"
+#include "src/collectives/tcp_socket.hpp"
+#include "src/text.hpp"
 
 namespace ddl::cmd {
+
+namespace {
+
+constexpr Millis k_exchange_timeout{300'000};
+
+int env_int(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  auto value = text != nullptr ? parse_int(text) : std::nullopt;
+  return value ? static_cast<int>(*value) : fallback;
+}
+
+Result<int> run_allreduce_worker(const BenchFlags& flags) {
+  auto options = worker_options(flags);
+  if (!options) {
+    return fail(options.error());
+  }
+  auto who = rendezvous::join_info_from_env();
+  if (!who) {
+    return fail(who.error());
+  }
+  auto client = rendezvous::Client::connect(*who, k_exchange_timeout);
+  if (!client) {
+    return fail(client.error());
+  }
+  coll::WorkerContext context;
+  context.rank = who->rank;
+  context.world = who->world_size;
+  context.local_rank = env_int("DDL_LOCAL_RANK", 0);
+  const char* host = std::getenv("DDL_HOST");
+  context.host = host != nullptr ? host : "localhost";
+  int port = 0;
+  coll::split_host_port(who->endpoint, context.rendezvous_host, port);
+  context.version = DDL_VERSION;
+  context.allgather = [&client](const std::string& mine) {
+    return client->allgather(mine, k_exchange_timeout);
+  };
+  context.publish = [&client](const std::string& key, const std::string& value) {
+    return client->set(key, value);
+  };
+  auto code = coll::run_bench_worker(*options, context);
+  if (code) {
+    client->close();
+  }
+  return code;
+}
+
+} // namespace
 
 void add_worker(CLI::App& app, Command& selected) {
   CLI::App* sub = app.add_subcommand("worker", "");
   sub->group("");  // hidden: used by ddl itself
-  sub->callback([&selected] {
-    selected = [] {
-      fmt::print(stderr, "ddl: error: 'worker' is not implemented yet\n");
-      return 2;
+  sub->require_subcommand(1);
+  auto flags = std::make_shared<BenchFlags>();
+  CLI::App* allreduce = sub->add_subcommand("allreduce", "One rank of ddl bench allreduce");
+  add_bench_flags(*allreduce, *flags);
+  allreduce->add_flag("--progress", flags->progress, "Rank 0 reports each size on stderr");
+  allreduce->callback([&selected, flags] {
+    selected = [flags] {
+      auto code = run_allreduce_worker(*flags);
+      return code ? *code : report(code.error());
     };
   });
 }

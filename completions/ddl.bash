@@ -8,7 +8,7 @@ _ddl_common_opts='-H --hosts --hostfile --backend --np --json -v --verbose -q --
 _ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
 _ddl_bench_opts="$_ddl_common_opts -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes
-  -n --iters -w --warmup_iters -c --check -d --datatype -o --op -J --output_file --transport"
+  -n --iters -w --warmup_iters -c --check -d --datatype -o --op -J --output_file --transport --streams"
 _ddl_render_opts="$_ddl_common_opts --format --rank"
 _ddl_init_opts='-t --template -f --force -h --help'
 

@@ -74,6 +74,7 @@ complete -c ddl -n "$bench" -s d -l datatype -x -a 'float double int32 half bflo
 complete -c ddl -n "$bench" -s o -l op -x -a 'sum prod min max' -d 'Reduction'
 complete -c ddl -n "$bench" -s J -l output_file -r -F -d 'Also write JSON results'
 complete -c ddl -n "$bench" -l transport -x -a 'tcp nccl mpi' -d 'Allreduce transport'
+complete -c ddl -n "$bench" -l streams -x -d 'TCP connections per ring neighbour'
 
 # render
 complete -c ddl -n '__fish_seen_subcommand_from render' -l format -x -a 'plan env tf-config hostfile mpich-hostfile deepspeed-hostfile json' -d 'What to print'

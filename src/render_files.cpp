@@ -19,20 +19,23 @@ std::vector<int> ranks_per_host(const Plan& plan) {
 
 // Hostfiles name hosts as given (the name, which MPI's rsh agent and pdsh
 // receive) with as many slots as the plan puts there.
-std::string hostfile_lines(const Plan& plan, std::string_view separator) {
+// In "host:N" an IPv6 address is bracketed ("[fe80::1]:2").
+std::string hostfile_lines(const Plan& plan, std::string_view separator, bool bracket_v6) {
   const auto counts = ranks_per_host(plan);
   std::string out;
   for (std::size_t i = 0; i < plan.hosts.size(); ++i) {
-    out += fmt::format("{}{}{}\n", plan.hosts[i].name, separator, counts[i]);
+    const std::string& name = plan.hosts[i].name;
+    const bool v6 = bracket_v6 && name.find(':') != std::string::npos;
+    out += fmt::format("{}{}{}{}{}\n", v6 ? "[" : "", name, v6 ? "]" : "", separator, counts[i]);
   }
   return out;
 }
 
 } // namespace
 
-std::string openmpi_hostfile(const Plan& plan) { return hostfile_lines(plan, " slots="); }
-std::string mpich_hostfile(const Plan& plan) { return hostfile_lines(plan, ":"); }
-std::string deepspeed_hostfile(const Plan& plan) { return hostfile_lines(plan, " slots="); }
+std::string openmpi_hostfile(const Plan& plan) { return hostfile_lines(plan, " slots=", false); }
+std::string mpich_hostfile(const Plan& plan) { return hostfile_lines(plan, ":", true); }
+std::string deepspeed_hostfile(const Plan& plan) { return hostfile_lines(plan, " slots=", false); }
 
 std::string json_quote(std::string_view text) {
   std::string out = "\"";

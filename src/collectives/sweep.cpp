@@ -69,7 +69,7 @@ public:
     if (!seconds) {
       return fail(seconds.error());
     }
-    std::array<double, 1> total{*seconds};
+    std::array<double, 1> total{*seconds / o_.iters};
     DDL_TRY(c_.host_sum(total));
     double avg = total[0] / c_.world_size();
     double bytes = static_cast<double>(count * element_);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "src/collectives/tcp_ring.hpp"
+#include "src/collectives/tcp_ring_impl.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -16,7 +17,7 @@
 
 namespace ddl::coll {
 
-namespace {
+namespace detail {
 
 constexpr std::uint32_t k_hello_magic = 0x44444c52;  // "DDLR"
 
@@ -44,59 +45,6 @@ Result<Peer> parse_peer(const std::string& text) {
   peer.cookie = std::strtoull(text.c_str() + last + 1, nullptr, 16);
   return peer;
 }
-
-// Per-stream progress through the schedule during one allreduce.
-struct StreamCursor {
-  std::size_t next_send = 0;
-  std::size_t sent = 0;
-  std::size_t next_recv = 0;
-  std::size_t received = 0;
-};
-
-class TcpRing final : public HostCollective {
-public:
-  TcpRing(int rank, int world, TcpOptions options)
-      : rank_(rank), world_(world), options_(std::move(options)) {}
-
-  Result<void> join(const Allgather& exchange);
-
-  int rank() const override { return rank_; }
-  int world_size() const override { return world_; }
-  std::string name() const override { return "tcp"; }
-  std::vector<std::string> facts() const override {
-    return {fmt::format("ring over TCP, {} stream(s) per neighbour, {} KiB segments",
-                        options_.streams, options_.segment_bytes / 1024)};
-  }
-  Result<void> allreduce(const void* send, void* recv, std::size_t count, DataType type,
-                         ReduceOp op) override;
-
-private:
-  struct Call {
-    const char* send;
-    char* recv;
-    std::size_t element;
-    DataType type;
-    ReduceOp op;
-  };
-  const RingSchedule& schedule_for(std::size_t count, std::size_t element);
-  Result<bool> pump_send(std::size_t stream, const Call& call);
-  Result<bool> pump_recv(std::size_t stream, const Call& call);
-  Result<void> wait_for_io(std::chrono::steady_clock::time_point& last_progress);
-
-  int rank_;
-  int world_;
-  TcpOptions options_;
-  std::vector<Fd> right_;  // one per stream, we send on these
-  std::vector<Fd> left_;   // one per stream, we receive on these
-  std::vector<std::vector<char>> scratch_;
-  RingSchedule schedule_;
-  std::size_t schedule_count_ = 0;
-  std::size_t schedule_element_ = 0;
-  std::vector<char> received_;
-  std::vector<StreamCursor> cursors_;
-  std::size_t pending_sends_ = 0;
-  std::size_t pending_recvs_ = 0;
-};
 
 Result<void> TcpRing::join(const Allgather& exchange) {
   auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
@@ -175,7 +123,7 @@ Result<bool> TcpRing::pump_send(std::size_t stream, const Call& call) {
   bool progressed = false;
   while (cur.next_send < sends.size()) {
     const RingSegment& seg = sends[cur.next_send];
-    if (seg.dependency >= 0 && received_[static_cast<std::size_t>(seg.dependency)] == 0) {
+    if (!received(seg.dependency)) {
       break;
     }
     const char* base = seg.step == 0 ? call.send : call.recv;
@@ -227,7 +175,8 @@ Result<bool> TcpRing::pump_recv(std::size_t stream, const Call& call) {
         std::size_t at = seg.offset * call.element;
         reduce(call.recv + at, call.send + at, target, seg.count, call.type, call.op);
       }
-      received_[cur.next_recv] = 1;
+      received_[cur.next_recv].store(1, std::memory_order_release);
+      received_[cur.next_recv].notify_all();
       cur.received = 0;
       cur.next_recv += left_.size();
       --pending_recvs_;
@@ -236,13 +185,13 @@ Result<bool> TcpRing::pump_recv(std::size_t stream, const Call& call) {
   return progressed;
 }
 
-Result<void> TcpRing::wait_for_io(std::chrono::steady_clock::time_point& last_progress) {
+Result<void> TcpRing::wait_for_io(std::chrono::steady_clock::time_point& last_progress,
+                                  bool sends_too) {
   std::vector<pollfd> fds;
   for (std::size_t s = 0; s < cursors_.size(); ++s) {
     const auto& cur = cursors_[s];
-    if (cur.next_send < schedule_.sends.size()) {
-      long dep = schedule_.sends[cur.next_send].dependency;
-      if (dep < 0 || received_[static_cast<std::size_t>(dep)] != 0) {
+    if (sends_too && cur.next_send < schedule_.sends.size()) {
+      if (received(schedule_.sends[cur.next_send].dependency)) {
         fds.push_back({right_[s].get(), POLLOUT, 0});
       }
     }
@@ -275,12 +224,32 @@ Result<void> TcpRing::allreduce(const void* send, void* recv, std::size_t count,
   }
   schedule_for(count, element);
   Call call{static_cast<const char*>(send), static_cast<char*>(recv), element, type, op};
-  received_.assign(schedule_.receives.size(), 0);
+  reset_received();
   for (std::size_t s = 0; s < cursors_.size(); ++s) {
     cursors_[s] = StreamCursor{s, 0, s, 0};
   }
   pending_sends_ = schedule_.sends.size();
   pending_recvs_ = schedule_.receives.size();
+  if (count * element >= options_.threaded_bytes) {
+    return run_threaded(call);
+  }
+  return run_event_loop(call);
+}
+
+void TcpRing::reset_received() {
+  std::size_t needed = schedule_.receives.size();
+  if (received_capacity_ < needed) {
+    received_ = std::make_unique<std::atomic<std::uint8_t>[]>(needed);
+    received_capacity_ = needed;
+  }
+  for (std::size_t i = 0; i < needed; ++i) {
+    received_[i].store(0, std::memory_order_relaxed);
+  }
+}
+
+// Small buffers: one thread moves both directions with non-blocking sockets,
+// which costs no thread hand-off per hop.
+Result<void> TcpRing::run_event_loop(const Call& call) {
   auto last_progress = std::chrono::steady_clock::now();
   while (pending_sends_ > 0 || pending_recvs_ > 0) {
     bool progressed = false;
@@ -296,7 +265,7 @@ Result<void> TcpRing::allreduce(const void* send, void* recv, std::size_t count,
       progressed = progressed || *sent || *got;
     }
     if (!progressed) {
-      if (auto ok = wait_for_io(last_progress); !ok) {
+      if (auto ok = wait_for_io(last_progress, true); !ok) {
         return ok;
       }
     }
@@ -304,7 +273,7 @@ Result<void> TcpRing::allreduce(const void* send, void* recv, std::size_t count,
   return {};
 }
 
-} // namespace
+} // namespace detail
 
 Result<std::unique_ptr<Collective>> connect_tcp_ring(int rank, int world,
                                                      const Allgather& exchange,
@@ -315,7 +284,7 @@ Result<std::unique_ptr<Collective>> connect_tcp_ring(int rank, int world,
   TcpOptions checked = options;
   checked.streams = std::clamp(checked.streams, 1, 64);
   checked.segment_bytes = std::max<std::size_t>(checked.segment_bytes, 4096) / 64 * 64;
-  auto ring = std::make_unique<TcpRing>(rank, world, checked);
+  auto ring = std::make_unique<detail::TcpRing>(rank, world, checked);
   if (world > 1) {
     if (auto ok = ring->join(exchange); !ok) {
       return fail(ok.error());

@@ -12,7 +12,10 @@ namespace ddl::coll {
 
 struct TcpOptions {
   int streams = 1;                          // TCP connections per neighbour
-  std::size_t segment_bytes = 512 * 1024;   // pipelining unit
+  std::size_t segment_bytes = 1 << 20;      // pipelining unit
+  // From this size on, one sender thread per stream runs beside the receiving
+  // caller (two cores copy at once); below it one thread does both.
+  std::size_t threaded_bytes = 256 * 1024;
   int send_buffer = 4 << 20;                // SO_SNDBUF where wmem_max allows
   std::string listen_address = "127.0.0.1"; // what this rank binds and advertises
   std::chrono::milliseconds connect_timeout{60'000};

@@ -3,6 +3,7 @@
 // are exchanged in process (the real thing uses the rendezvous).
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -175,11 +176,12 @@ TEST_CASE("sweep over the tcp ring: verified, timed, identical on every rank", "
   SweepOptions options;
   options.min_bytes = 8;
   options.max_bytes = 64 * 1024;
-  options.iters = 3;
+  options.iters = 10;
   options.warmup_iters = 1;
   options.type = DataType::float16;
   std::vector<SweepReport> reports(world);
   std::vector<std::string> errors(world);
+  std::vector<double> elapsed(world);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < world; ++rank) {
     threads.emplace_back([&, rank] {
@@ -189,7 +191,9 @@ TEST_CASE("sweep over the tcp ring: verified, timed, identical on every rank", "
         errors[r] = ring.error().message;
         return;
       }
+      auto start = std::chrono::steady_clock::now();
       auto report = run_sweep(**ring, options, nullptr);
+      elapsed[r] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!report) {
         errors[r] = report.error().message;
         return;
@@ -206,6 +210,13 @@ TEST_CASE("sweep over the tcp ring: verified, timed, identical on every rank", "
   REQUIRE(reports[0].rows.size() == 14);
   CHECK(reports[0].wrong == 0);
   CHECK(reports[0].rows[0].count == 4);
+  // time is per operation: all timed operations fit in the sweep's wall time.
+  double timed_us = 0;
+  for (const auto& row : reports[0].rows) {
+    timed_us += (row.out_of_place.time_us + row.in_place.time_us) * options.iters;
+  }
+  CHECK(timed_us < elapsed[0] * 1e6);
+  CHECK(timed_us > 0.01 * elapsed[0] * 1e6);
   for (std::size_t i = 0; i < reports[0].rows.size(); ++i) {
     const auto& row = reports[0].rows[i];
     CHECK(row.out_of_place.wrong == 0);
@@ -214,4 +225,81 @@ TEST_CASE("sweep over the tcp ring: verified, timed, identical on every rank", "
     // Times are averaged over ranks, so every rank reports the same.
     CHECK(row.out_of_place.time_us == reports[2].rows[i].out_of_place.time_us);
   }
+}
+
+namespace {
+
+// Test double: a real tcp ring whose results are spoiled on purpose, to prove
+// that verification sees a wrong element and a touched send buffer.
+class SpoilingCollective final : public Collective {
+public:
+  SpoilingCollective(std::unique_ptr<Collective> inner, bool spoil_send)
+      : inner_(std::move(inner)), spoil_send_(spoil_send) {}
+  int rank() const override { return inner_->rank(); }
+  int world_size() const override { return inner_->world_size(); }
+  std::string name() const override { return "spoiled"; }
+  std::vector<std::string> facts() const override { return {}; }
+  ddl::Result<Buffer> allocate(std::size_t bytes) override { return inner_->allocate(bytes); }
+  ddl::Result<void> upload(void* d, const void* s, std::size_t b) override { return inner_->upload(d, s, b); }
+  ddl::Result<void> download(void* d, const void* s, std::size_t b) override { return inner_->download(d, s, b); }
+  ddl::Result<void> synchronize() override { return inner_->synchronize(); }
+  ddl::Result<void> host_sum(std::span<double> v) override { return inner_->host_sum(v); }
+  ddl::Result<void> allreduce(const void* send, void* recv, std::size_t count, DataType type,
+                              ReduceOp op) override {
+    auto ok = inner_->allreduce(send, recv, count, type, op);
+    if (ok && count > 0 && rank() == 1) {
+      if (spoil_send_ && send != recv) {
+        static_cast<float*>(const_cast<void*>(send))[0] += 1.0f;
+      } else if (!spoil_send_) {
+        static_cast<float*>(recv)[count - 1] += 1.0f;
+      }
+    }
+    return ok;
+  }
+
+private:
+  std::unique_ptr<Collective> inner_;
+  bool spoil_send_;
+};
+
+long long spoiled_sweep_wrong(bool spoil_send) {
+  const int world = 2;
+  FakeExchange exchange(world);
+  SweepOptions options;
+  options.min_bytes = 64;
+  options.max_bytes = 64;
+  options.iters = 1;
+  options.warmup_iters = 0;
+  std::vector<long long> wrong(world, -1);
+  std::vector<long long> in_place_wrong(world, -1);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] {
+      auto ring = connect_tcp_ring(rank, world, exchange.for_rank(rank), TcpOptions{});
+      if (!ring) {
+        return;
+      }
+      SpoilingCollective spoiled(std::move(*ring), spoil_send);
+      auto report = run_sweep(spoiled, options, nullptr);
+      if (report) {
+        wrong[static_cast<std::size_t>(rank)] = report->rows[0].out_of_place.wrong;
+        in_place_wrong[static_cast<std::size_t>(rank)] = report->rows[0].in_place.wrong;
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  // Wrong counts are summed over ranks: every rank reports the same.
+  CHECK(wrong[0] == wrong[1]);
+  CHECK(in_place_wrong[0] == in_place_wrong[1]);
+  CHECK(in_place_wrong[0] == (spoil_send ? 0 : 1));
+  return wrong[0];
+}
+
+} // namespace
+
+TEST_CASE("sweep: a wrong element or a touched send buffer is counted", "[collectives][tcp]") {
+  CHECK(spoiled_sweep_wrong(false) == 1);
+  CHECK(spoiled_sweep_wrong(true) == 1);
 }

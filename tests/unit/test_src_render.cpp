@@ -148,3 +148,14 @@ TEST_CASE("json_quote", "[render]") {
   CHECK(json_quote("l1\nl2\t\x01") == "\"l1\\nl2\\t\\u0001\"");
   CHECK(json_quote("h\xc3\xa9") == "\"h\xc3\xa9\"");
 }
+
+TEST_CASE("hostfiles: IPv6 names are bracketed only in host:N", "[render]") {
+  const Plan plan = must_plan(JobSpec{}, {test::make_host("fe80::1", 2), test::make_host("b", 1)});
+  CHECK(mpich_hostfile(plan) == "[fe80::1]:2\nb:1\n");
+  CHECK(openmpi_hostfile(plan) == "fe80::1 slots=2\nb slots=1\n");
+  // What ddl renders, ddl reads back.
+  auto again = parse_hostfile(mpich_hostfile(plan), "rendered");
+  REQUIRE(again);
+  CHECK((*again)[0].name == "fe80::1");
+  CHECK((*again)[0].slots == 2);
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+// The TCP ring's internals, shared by tcp_ring.cpp (connection set-up and the
+// single-threaded event loop for small buffers) and tcp_ring_threads.cpp
+// (one sender thread per stream for large buffers).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "src/collectives/ring_schedule.hpp"
+#include "src/collectives/tcp_ring.hpp"
+#include "src/collectives/tcp_socket.hpp"
+
+namespace ddl::coll::detail {
+
+// Per-stream progress through the schedule during one allreduce.
+struct StreamCursor {
+  std::size_t next_send = 0;
+  std::size_t sent = 0;
+  std::size_t next_recv = 0;
+  std::size_t received = 0;
+};
+
+class TcpRing final : public HostCollective {
+public:
+  TcpRing(int rank, int world, TcpOptions options)
+      : rank_(rank), world_(world), options_(std::move(options)) {}
+  ~TcpRing() override;
+  TcpRing(const TcpRing&) = delete;
+  TcpRing& operator=(const TcpRing&) = delete;
+
+  Result<void> join(const Allgather& exchange);
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_; }
+  std::string name() const override { return "tcp"; }
+  std::vector<std::string> facts() const override {
+    return {fmt::format("ring over TCP, {} stream(s) per neighbour, {} KiB segments",
+                        options_.streams, options_.segment_bytes / 1024)};
+  }
+  Result<void> allreduce(const void* send, void* recv, std::size_t count, DataType type,
+                         ReduceOp op) override;
+
+private:
+  struct Call {
+    const char* send;
+    char* recv;
+    std::size_t element;
+    DataType type;
+    ReduceOp op;
+  };
+  const RingSchedule& schedule_for(std::size_t count, std::size_t element);
+  Result<bool> pump_send(std::size_t stream, const Call& call);
+  Result<bool> pump_recv(std::size_t stream, const Call& call);
+  Result<void> wait_for_io(std::chrono::steady_clock::time_point& last_progress,
+                           bool sends_too);
+  bool received(long index) const {
+    return index < 0 || received_[static_cast<std::size_t>(index)].load(std::memory_order_acquire) != 0;
+  }
+  void reset_received();
+  Result<void> run_event_loop(const Call& call);
+  // Large buffers: sender threads per stream, receiving on the caller's thread.
+  Result<void> run_threaded(const Call& call);
+  void start_senders();
+  void sender_main(std::size_t stream);
+  Result<void> send_stream(std::size_t stream, const Call& call);
+
+  int rank_;
+  int world_;
+  TcpOptions options_;
+  std::vector<Fd> right_;  // one per stream, we send on these
+  std::vector<Fd> left_;   // one per stream, we receive on these
+  std::vector<std::vector<char>> scratch_;
+  RingSchedule schedule_;
+  std::size_t schedule_count_ = 0;
+  std::size_t schedule_element_ = 0;
+  // received_[i] != 0 once receive i of the schedule is in place (reduced).
+  std::unique_ptr<std::atomic<std::uint8_t>[]> received_;
+  std::size_t received_capacity_ = 0;
+  std::vector<StreamCursor> cursors_;
+  std::size_t pending_sends_ = 0;
+  std::size_t pending_recvs_ = 0;
+
+  // Sender threads: each waits for a new generation, then sends its stream.
+  std::vector<std::thread> senders_;
+  std::atomic<std::uint32_t> generation_{0};
+  std::atomic<std::uint32_t> senders_done_{0};
+  std::atomic<bool> stopping_{false};
+  const Call* current_ = nullptr;
+  std::mutex sender_error_mutex_;
+  std::string sender_error_;
+};
+
+
+} // namespace ddl::coll::detail
