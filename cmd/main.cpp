@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 
 #include "cmd/command.hpp"
 #include "ddl_version.hpp"
+#include "src/log.hpp"
 #include "src/text.hpp"
 
 namespace {
@@ -20,8 +22,8 @@ const std::vector<std::string> k_public_commands = {
 // code; ddl says "did you mean" and exits 2 instead.
 int reject_unknown_command(const std::string& word) {
   std::string hint = ddl::did_you_mean(word, k_public_commands);
-  fmt::print(stderr, "ddl: error: unknown command '{}'{}\n", word,
-             hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
+  ddl::print_error(fmt::format("unknown command '{}'{}", word,
+                               hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
   fmt::print(stderr, "Run 'ddl --help' for the list of commands.\n");
   return 2;
 }
@@ -63,6 +65,12 @@ int main(int argc, char** argv) {
   ddl::cmd::add_worker(app, selected);
 
   ddl::cmd::set_trailing_command(tail);
+  // Where a usage error points to: the subcommand's --help when there is one.
+  std::string help_for;
+  if (!args.empty() && std::find(k_public_commands.begin(), k_public_commands.end(), args[0]) !=
+                           k_public_commands.end()) {
+    help_for = args[0] + " ";
+  }
   try {
     std::reverse(args.begin(), args.end());
     app.parse(args);
@@ -73,8 +81,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "ddl: error: {}\n", e.what());
-    fmt::print(stderr, "Run 'ddl --help' or 'ddl COMMAND --help' for usage.\n");
+    ddl::print_error(e.what());
+    fmt::print(stderr, "Run 'ddl {}--help' for usage.\n", help_for);
     return 2;
   }
   return selected ? selected() : 2;

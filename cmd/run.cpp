@@ -7,7 +7,7 @@
 
 #include "backends/backend.hpp"
 #include "cmd/command.hpp"
-#include "rendezvous/protocol.hpp"
+#include "rendezvous/launcher.hpp"
 #include "src/hosts.hpp"
 #include "src/launches.hpp"
 #include "src/plan.hpp"
@@ -48,11 +48,13 @@ Result<int> run_job(const RunOptions& opts) {
     return 0;
   }
 
-  auto token = rendezvous::generate_token();
-  if (!token) {
-    return fail(token.error());
+  // Before any rank: its address and a fresh token go into every rank's env.
+  auto rendezvous = rendezvous::JobRendezvous::start(*job, *plan);
+  if (!rendezvous) {
+    return fail(rendezvous.error());
   }
-  ctx.token = *token;
+  ctx.rendezvous = (*rendezvous)->endpoint();
+  ctx.token = (*rendezvous)->token();
   std::unique_ptr<Backend> backend = make_backend(*job);
   // Local ranks start from this machine's login variables; remote backends
   // get theirs from the remote login.
@@ -63,7 +65,9 @@ Result<int> run_job(const RunOptions& opts) {
   options.grace = job->grace;
   options.output.json = opts.common.json;
   options.output.log_dir = job->log_dir;
+  options.watchdog = [&] { return (*rendezvous)->overdue(); };
   auto build = [&](int attempt) -> Result<std::vector<RankLaunch>> {
+    (*rendezvous)->begin_attempt(attempt);
     LaunchContext attempt_ctx = ctx;
     attempt_ctx.attempt = attempt;
     return build_launches(*job, *plan, attempt_ctx, base, environ);
