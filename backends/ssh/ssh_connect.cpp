@@ -207,7 +207,10 @@ Result<SshSessionPtr> ssh_open(const SshSection& options, const Host& host) {
     return fail(set.error());
   }
   if (ssh_connect(session.get()) != SSH_OK) {
-    return fail(ExitCode::launch, fmt::format("cannot connect: {}", last_error(session.get())));
+    return fail(ExitCode::launch,
+                fmt::format("cannot connect: {} (is sshd running there? check the name, [ssh] port "
+                            "and connect_timeout; 'ddl hosts --check' tries every host)",
+                            last_error(session.get())));
   }
   if (auto verified = verify_host_key(session.get(), options); !verified) {
     return fail(verified.error());
