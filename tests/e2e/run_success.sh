@@ -20,3 +20,15 @@ expect_exit 2 timeout -k 5 20 "$DDL" run --np 2
 
 expect_exit 3 timeout -k 5 20 "$DDL" run --np 2 -- "no-such-program-$marker"
 expect_contains "$t/err" "command not found: no-such-program-$marker"
+
+# A rank inherits only fds 0-2 (stdin is /dev/null) and the launcher's
+# original soft open-file limit. (ls itself opens fd 3 to read the directory.)
+soft=$(ulimit -Sn)
+expect_exit 0 timeout -k 5 20 "$DDL" run --np 2 -- ls /proc/self/fd
+for r in 0 1; do
+  [[ $(grep "^\[$r\] " "$t/out" | cut -d' ' -f2 | sort -n | tr '\n' ' ') == "0 1 2 3 " ]] ||
+    { cat "$t/out"; fail "rank $r has more fds than 0-2"; }
+done
+expect_exit 0 timeout -k 5 20 "$DDL" run --np 1 -- sh -c 'echo "stdin $(readlink /proc/$$/fd/0)"; echo "nofile $(ulimit -Sn)"'
+expect_contains "$t/out" "[0] stdin /dev/null"
+expect_contains "$t/out" "[0] nofile $soft"
