@@ -67,7 +67,7 @@ std::vector<char*> c_strings(std::vector<std::string>& words) {
   ::dup2(in_r, 0);
   ::dup2(out_w, 1);
   ::dup2(err_w, 2);
-  ::signal(SIGPIPE, SIG_DFL);
+  ::signal(SIGPIPE, options.ignore_sigpipe ? SIG_IGN : SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);

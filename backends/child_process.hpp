@@ -26,6 +26,7 @@ struct SpawnOptions {
   EnvList set_env;               // added to (or replacing in) the inherited environment
   bool new_process_group = false;
   int death_signal = 0;          // sent to it when the spawning thread ends (0: none)
+  bool ignore_sigpipe = false;   // it outlives our pipes (e.g. mpirun cleaning up)
 };
 
 // Starts argv[0] (searched in PATH). A program that cannot be executed is an

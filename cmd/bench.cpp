@@ -12,6 +12,7 @@
 
 #include "backends/backend.hpp"
 #include "cmd/bench_options.hpp"
+#include "backends/kubernetes/kubectl.hpp"
 #include "cmd/command.hpp"
 #include "rendezvous/protocol.hpp"
 #include "rendezvous/server.hpp"
@@ -88,7 +89,7 @@ Result<int> run_bench(const BenchCommand& cmd) {
     job->command.push_back(std::move(arg));
   }
   job->command_is_shell = false;
-  auto inventory = discover_hosts(*job);
+  auto inventory = kubernetes::job_inventory(*job);
   if (!inventory) {
     return fail(inventory.error());
   }

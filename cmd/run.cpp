@@ -6,6 +6,8 @@
 #include <fmt/core.h>
 
 #include "backends/backend.hpp"
+#include "backends/kubernetes/kubectl.hpp"
+#include "backends/mpirun/mpirun_command.hpp"
 #include "cmd/command.hpp"
 #include "rendezvous/launcher.hpp"
 #include "src/hosts.hpp"
@@ -33,7 +35,7 @@ Result<int> run_job(const RunOptions& opts) {
   if (auto has_command = require_command(*job); !has_command) {
     return fail(has_command.error());
   }
-  auto inventory = discover_hosts(*job);
+  auto inventory = kubernetes::job_inventory(*job);
   if (!inventory) {
     return fail(inventory.error());
   }
@@ -45,6 +47,9 @@ Result<int> run_job(const RunOptions& opts) {
   ctx.master_port = job->torch.master_port;
   if (opts.dry_run) {
     std::fputs(plan_table(*job, *plan, ctx).c_str(), stdout);
+    if (job->launch.backend == BackendKind::mpirun) {
+      std::fputs(mpirun::dry_run_text(*job, build_launches(*job, *plan, ctx, {}, environ)).c_str(), stdout);
+    }
     return 0;
   }
 

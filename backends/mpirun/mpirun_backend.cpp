@@ -130,7 +130,9 @@ Result<void> MpirunBackend::start(const RankLaunch& launch, RankEvents& events) 
   }
   done_ = false;
   // mpirun is started from its own thread, which lives as long as mpirun:
-  // PR_SET_PDEATHSIG fires when the spawning thread ends.
+  // PR_SET_PDEATHSIG fires when the spawning thread ends. When ddl dies,
+  // mpirun gets SIGTERM and must not die of SIGPIPE on our closed pipes
+  // before it has ended its ranks.
   runner_ = std::thread([this, argv = command->argv, env = command->env, &events]() mutable {
     run_mpirun(std::move(argv), std::move(env), events);
   });
@@ -139,7 +141,7 @@ Result<void> MpirunBackend::start(const RankLaunch& launch, RankEvents& events) 
 
 void MpirunBackend::run_mpirun(std::vector<std::string> argv, EnvList env, RankEvents& events) {
   auto child = spawn_piped(argv, {.set_env = std::move(env), .new_process_group = true,
-                                  .death_signal = SIGTERM});
+                                  .death_signal = SIGTERM, .ignore_sigpipe = true});
   if (!child) {
     for (int rank = 0; rank < world_size_; ++rank) {
       events.started(rank, -1);

@@ -2,6 +2,8 @@
 #include "backends/mpirun/mpirun_command.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <unistd.h>
 #include <map>
 #include <optional>
 
@@ -46,8 +48,15 @@ std::string rank_script(int world_size) {
       "while [ \"$__ddl_i\" -lt {} ]; do unset \"DDL_MPI_ENV_$__ddl_i\"; __ddl_i=$((__ddl_i + 1)); done\n"
       "eval \"$__ddl_e\" || exit 125\n"
       "unset __ddl_e __ddl_i\n"
+      // A watchdog: if mpirun (or its daemon) goes away without ending this
+      // rank, end the rank's process group (TERM, then KILL).
+      "__ddl_p=$PPID\n"
+      "( while kill -0 \"$__ddl_p\" 2>/dev/null; do sleep 1; done\n"
+      "  kill -s TERM -- -$$ 2>/dev/null; sleep 2; kill -s KILL -- -$$ 2>/dev/null ) </dev/null >/dev/null 2>&1 &\n"
+      "__ddl_w=$!\n"
       "\"$@\"\n"
       "__ddl_rc=$?\n"
+      "kill \"$__ddl_w\" 2>/dev/null\n"
       "[ \"$__ddl_rc\" -eq 0 ] || printf '{}%s exit %s\\n' \"$OMPI_COMM_WORLD_RANK\" \"$__ddl_rc\" >&2\n"
       "exit \"$__ddl_rc\"\n",
       world_size, k_rank_exit_marker);
@@ -117,6 +126,32 @@ Result<MpirunCommand> build_mpirun_command(const std::vector<RankLaunch>& launch
   const auto& argv = launches.front().argv;
   command.argv.insert(command.argv.end(), argv.begin(), argv.end());
   return command;
+}
+
+std::string dry_run_text(const JobSpec& job, const std::vector<RankLaunch>& launches) {
+  MpirunSettings settings;
+  settings.hostfile = "<hostfile>";
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  settings.ddl_path = ec ? "ddl" : self.string();
+  settings.workdir = job.workdir;
+  settings.as_root = ::geteuid() == 0;
+  settings.rsh_transport = rsh_transport(job);
+  std::vector<std::string> keep;
+  for (const auto& [name, value] : job.env) {
+    keep.push_back(name);
+  }
+  keep.insert(keep.end(), job.env_pass.begin(), job.env_pass.end());
+  auto command = build_mpirun_command(launches, keep, settings);
+  if (!command) {
+    return fmt::format("mpirun: {}\n", command.error().message);
+  }
+  std::string out = "mpirun command (values of -x NAME come from the environment, never the command line):\n";
+  for (std::size_t i = 0; i < command->argv.size(); ++i) {
+    out += fmt::format("{}{}{}", i == 0 ? "  " : "    ", shell_quote(command->argv[i]),
+                       i + 1 < command->argv.size() ? " \\\n" : "\n");
+  }
+  return out;
 }
 
 } // namespace ddl::mpirun

@@ -40,6 +40,10 @@ Result<MpirunCommand> build_mpirun_command(const std::vector<RankLaunch>& launch
                                            const std::vector<std::string>& keep_names,
                                            const MpirunSettings& settings);
 
+// What `ddl run --dry-run` prints for backend mpirun: the mpirun command line
+// (the hostfile as <hostfile>), one word per line, quoted for sh.
+std::string dry_run_text(const JobSpec& job, const std::vector<RankLaunch>& launches);
+
 // The sh program each rank runs under mpirun (exported for tests).
 std::string rank_script(int world_size);
 
