@@ -214,39 +214,42 @@ int signal_number(std::string_view name) {
   return 0;
 }
 
+// Until the pid line, stderr comes from the login shell (a .bashrc may
+// print there) and the shim: marker lines are taken out wherever they are,
+// other lines pass. The command starts only after the pid line.
 std::string ShimStderr::feed(std::string_view bytes) {
   if (decided_) {
     return std::string(bytes);
   }
   head_.append(bytes);
+  std::string passed;
   while (true) {
-    std::size_t compare = std::min(head_.size(), k_marker.size());
-    if (head_.compare(0, compare, k_marker, 0, compare) != 0) {
-      decided_ = true;
-      return std::exchange(head_, {});
-    }
     std::size_t newline = head_.find('\n');
     if (newline == std::string::npos) {
-      if (head_.size() > 64) {  // not a marker after all
-        decided_ = true;
-        return std::exchange(head_, {});
+      if (head_.size() > 4096) {  // a long line without newline: not a marker
+        passed += std::exchange(head_, {});
       }
-      return {};
+      return passed;
     }
-    std::string_view line = std::string_view(head_).substr(k_marker.size(), newline - k_marker.size());
-    if (line == "ready") {
-      ready_ = true;
-      head_.erase(0, newline + 1);
-      continue;
-    }
-    if (line.starts_with("pid ")) {
-      if (auto value = parse_int(line.substr(4))) {
-        pid_ = static_cast<long>(*value);
+    std::string_view line = std::string_view(head_).substr(0, newline);
+    if (line.starts_with(k_marker)) {
+      std::string_view what = line.substr(k_marker.size());
+      if (what == "ready") {
+        ready_ = true;
         head_.erase(0, newline + 1);
+        continue;
+      }
+      if (what.starts_with("pid ")) {
+        if (auto value = parse_int(what.substr(4))) {
+          pid_ = static_cast<long>(*value);
+          head_.erase(0, newline + 1);
+          decided_ = true;
+          return passed + std::exchange(head_, {});
+        }
       }
     }
-    decided_ = true;
-    return std::exchange(head_, {});
+    passed.append(head_, 0, newline + 1);
+    head_.erase(0, newline + 1);
   }
 }
 

@@ -77,7 +77,7 @@ public:
   std::string flush();
   // The rank's process (group) id once the marker was seen.
   std::optional<long> pid() const { return pid_; }
-  // True once the head of the stream is decided (marker seen or not there).
+  // True once the pid line was seen: what follows is the command's.
   bool decided() const { return decided_; }
   // The shim passed its check block and waits for the payload.
   bool ready() const { return ready_; }

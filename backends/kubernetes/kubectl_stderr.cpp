@@ -23,10 +23,7 @@ bool may_be_exit_line(std::string_view line) {
 
 std::string KubectlStderr::feed(std::string_view bytes) {
   std::string passed = shim_.feed(bytes);
-  if (!shim_.decided()) {
-    return "";
-  }
-  if (!shim_started()) {
+  if (!shim_started()) {  // before the shim's pid line: kubectl's own words (or the login shell's)
     if (before_shim_.size() < k_max_kubectl_message) {
       before_shim_.append(passed.substr(0, k_max_kubectl_message - before_shim_.size()));
     }

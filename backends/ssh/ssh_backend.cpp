@@ -58,8 +58,14 @@ Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const
       continue;
     }
     if (!channel->closed()) {
-      return fail(ExitCode::launch, fmt::format("the shim did not answer within {:g}s",
-                                                static_cast<double>(timeout.count()) / 1000.0));
+      std::size_t answered = 0;
+      for (const auto& [other, state] : channels) {
+        answered += state->ready() ? 1U : 0U;
+      }
+      return fail(ExitCode::launch,
+                  fmt::format("the shim of rank {} did not answer within {:g}s ({} of {} did){}", rank,
+                              static_cast<double>(timeout.count()) / 1000.0, answered, channels.size(),
+                              channel->held_stderr().empty() ? "" : ": " + channel->held_stderr()));
     }
     int code = channel->exit_status().value_or(-1);
     if (code == 126) {

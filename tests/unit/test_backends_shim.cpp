@@ -372,3 +372,14 @@ TEST_CASE("shim check block over the real sh", "[shim]") {
     CHECK(WEXITSTATUS(*status) == 126);
   }
 }
+
+TEST_CASE("ShimStderr passes login-shell noise and still finds the markers", "[shim]") {
+  ddl::ShimStderr filter;
+  CHECK(filter.feed("pyenv: cannot rehash\nddl-shim: re") == "pyenv: cannot rehash\n");
+  CHECK_FALSE(filter.ready());
+  CHECK(filter.feed("ady\nmore noise\nddl-shim: pid 42\nout").empty() == false);
+  CHECK(filter.ready());
+  CHECK(filter.pid() == 42);
+  CHECK(filter.decided());
+  CHECK(filter.feed("ddl-shim: pid 1\n") == "ddl-shim: pid 1\n");
+}
