@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "backends/backend.hpp"
+#include "backends/probe.hpp"
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/mpirun/mpirun_command.hpp"
 #include "cmd/command.hpp"
@@ -39,7 +40,11 @@ Result<int> run_job(const RunOptions& opts) {
   if (!inventory) {
     return fail(inventory.error());
   }
-  auto plan = make_plan(*job, *inventory);
+  auto probed = probe_gpu_slots(*job, std::move(*inventory));  // slots = "gpus"
+  if (!probed) {
+    return fail(probed.error());
+  }
+  auto plan = make_plan(*job, *probed);
   if (!plan) {
     return fail(plan.error());
   }
