@@ -119,7 +119,11 @@ Result<int> run_bench(const BenchCommand& cmd) {
   LaunchContext ctx;
   ctx.rendezvous = *endpoint;
   ctx.token = *token;
-  ctx.master_port = job->torch.master_port;
+  auto master_port = launch_master_port(*job);
+  if (!master_port) {
+    return fail(master_port.error());
+  }
+  ctx.master_port = *master_port;
   std::unique_ptr<Backend> backend = make_backend(*job);
   EnvList base = job->launch.backend == BackendKind::local ? local_login_env(environ) : EnvList{};
   SupervisorOptions supervisor;

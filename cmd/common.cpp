@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cmd/command.hpp"
+#include "rendezvous/socket.hpp"
 #include "src/log.hpp"
 
 namespace ddl::cmd {
@@ -42,6 +43,13 @@ Result<JobSpec> load_job_for(const CommonOptions& opts) {
 int report(const Error& error) {
   print_error(error.message);
   return to_int(error.code);
+}
+
+Result<int> launch_master_port(const JobSpec& job) {
+  if (job.torch.master_port != 0) {
+    return job.torch.master_port;
+  }
+  return rendezvous::free_port_pair("127.0.0.1");
 }
 
 } // namespace ddl::cmd

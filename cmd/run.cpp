@@ -58,6 +58,11 @@ Result<int> run_job(const RunOptions& opts) {
     return 0;
   }
 
+  auto master_port = launch_master_port(*job);
+  if (!master_port) {
+    return fail(master_port.error());
+  }
+  ctx.master_port = *master_port;
   // Before any rank: its address and a fresh token go into every rank's env.
   auto rendezvous = rendezvous::JobRendezvous::start(*job, *plan);
   if (!rendezvous) {

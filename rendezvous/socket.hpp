@@ -35,6 +35,11 @@ private:
 Result<Fd> listen_tcp(const std::string& host, int port, int backlog);
 int local_port(int fd);
 
+// A port that is free on this machine now, with the next one free too
+// (torch's store takes it and JAX's coordinator the next). Best effort: the
+// port is released before the ranks bind it.
+Result<int> free_port_pair(const std::string& host);
+
 // A connected non-blocking CLOEXEC socket; a refused connection is retried
 // until `deadline`.
 Result<Fd> dial_tcp(const std::string& host, int port, Clock::time_point deadline);
