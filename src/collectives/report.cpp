@@ -2,6 +2,8 @@
 #include "src/collectives/report.hpp"
 
 #include <array>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 
@@ -84,8 +86,15 @@ std::string general(double value) {
   return text.data();
 }
 
+// Shortest round-trip form via to_chars: fmt's "{}" for doubles printed
+// wrong digits in the clang 14 build against Debian's gcc-built libfmt.
 std::string json_number(double value) {
-  return fmt::format("{}", value);
+  if (!std::isfinite(value)) {
+    return "null";
+  }
+  std::array<char, 64> buffer{};
+  auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  return std::string(buffer.data(), result.ptr);
 }
 
 std::string json_measurement(const Measurement& m) {
