@@ -14,6 +14,7 @@
 #include "cmd/bench_options.hpp"
 #include "backends/kubernetes/kubectl.hpp"
 #include "cmd/command.hpp"
+#include "rendezvous/address.hpp"
 #include "rendezvous/protocol.hpp"
 #include "rendezvous/server.hpp"
 #include "src/collectives/tcp_socket.hpp"
@@ -40,24 +41,6 @@ std::string own_path() {
   ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size());
   path.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   return path.empty() ? "ddl" : path;
-}
-
-// What workers dial: [rendezvous] address, or with "auto" the local address
-// that routes to the first remote host (loopback when all are local).
-Result<std::string> rendezvous_address(const JobSpec& job, const Plan& plan) {
-  if (job.rendezvous.address != "auto") {
-    return job.rendezvous.address;
-  }
-  for (const auto& host : plan.hosts) {
-    auto local = coll::local_address_towards(host.address);
-    if (!local) {
-      return fail(local.error());
-    }
-    if (*local != "127.0.0.1") {
-      return *local;
-    }
-  }
-  return std::string("127.0.0.1");
 }
 
 Result<void> write_json_file(const std::string& path, const std::string& json) {
@@ -97,7 +80,7 @@ Result<int> run_bench(const BenchCommand& cmd) {
   if (!plan) {
     return fail(plan.error());
   }
-  auto address = rendezvous_address(*job, *plan);
+  auto address = rendezvous::bind_address(*job, *plan);
   if (!address) {
     return fail(address.error());
   }

@@ -19,28 +19,6 @@
 
 namespace ddl::coll {
 
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) {
-      ::close(fd_);
-    }
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-Fd::~Fd() {
-  if (fd_ >= 0) {
-    ::close(fd_);
-  }
-}
-
-int Fd::release() {
-  int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
 namespace {
 
 std::string errno_text() { return std::strerror(errno); }

@@ -5,27 +5,12 @@
 #include <cstdint>
 #include <string>
 
+#include "rendezvous/socket.hpp"
 #include "src/error.hpp"
 
 namespace ddl::coll {
 
-// An owned file descriptor.
-class Fd {
-public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd();
-  int get() const { return fd_; }
-  int release();
-  explicit operator bool() const { return fd_ >= 0; }
-
-private:
-  int fd_ = -1;
-};
+using Fd = rendezvous::Fd;
 
 // A listening TCP socket on `address` (IPv4 or IPv6 literal), port 0 = any.
 struct Listener {
