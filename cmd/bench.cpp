@@ -125,6 +125,11 @@ Result<int> run_bench(const BenchCommand& cmd) {
   if (!code) {
     return fail(code.error());
   }
+  // Ranks that all exit 0 without rank 0's results are not a passed check.
+  if (*code == 0 && !(table && json)) {
+    return fail(ExitCode::launch,
+                "every rank exited 0 but rank 0's results never reached the launcher's rendezvous");
+  }
   if (table && json) {
     std::fputs(cmd.common.json ? json->c_str() : table->c_str(), stdout);
     std::fflush(stdout);

@@ -57,7 +57,8 @@ public:
     int length = 0;
     MPI_Get_library_version(version.data(), &length);
     std::string text(version.data(), static_cast<std::size_t>(length));
-    if (auto newline = text.find('\n'); newline != std::string::npos) {
+    // Open MPI counts the terminating NUL in `length`; keep the first line only.
+    if (auto newline = text.find_first_of(std::string_view("\n\0", 2)); newline != std::string::npos) {
       text.resize(newline);
     }
     return {"MPI_Allreduce, " + text};
