@@ -28,24 +28,29 @@ std::string gpu_list(const Host& host, std::string_view none) {
   return out;
 }
 
-std::string hosts_table(const Inventory& inventory) {
-  std::vector<std::array<std::string, 5>> rows = {{"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}};
-  for (const auto& host : inventory) {
-    rows.push_back({host.name, host.address, std::to_string(host.slots), gpu_list(host, "-"), host.source});
-  }
-  std::array<std::size_t, 5> widths{};
+// Rows as left-aligned columns two spaces apart; the last column unpadded.
+template <std::size_t N> std::string aligned_columns(const std::vector<std::array<std::string, N>>& rows) {
+  std::array<std::size_t, N> widths{};
   for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) {
+    for (std::size_t i = 0; i < N; ++i) {
       widths[i] = std::max(widths[i], row[i].size());
     }
   }
   std::string out;
   for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      out += i + 1 < row.size() ? fmt::format("{:<{}}  ", row[i], widths[i]) : row[i] + "\n";
+    for (std::size_t i = 0; i < N; ++i) {
+      out += i + 1 < N ? fmt::format("{:<{}}  ", row[i], widths[i]) : row[i] + "\n";
     }
   }
   return out;
+}
+
+std::string hosts_table(const Inventory& inventory) {
+  std::vector<std::array<std::string, 5>> rows = {{"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}};
+  for (const auto& host : inventory) {
+    rows.push_back({host.name, host.address, std::to_string(host.slots), gpu_list(host, "-"), host.source});
+  }
+  return aligned_columns(rows);
 }
 
 std::string hosts_json(const Inventory& inventory) {
@@ -66,19 +71,7 @@ std::string checked_table(const Inventory& inventory, const std::vector<HostChec
                     check.ddl_version.empty() ? "-" : check.ddl_version,
                     check.gpu_count ? std::to_string(*check.gpu_count) : "-", check.error.empty() ? "-" : check.error});
   }
-  std::array<std::size_t, 6> widths{};
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      out += i + 1 < row.size() ? fmt::format("{:<{}}  ", row[i], widths[i]) : row[i] + "\n";
-    }
-  }
-  return out;
+  return aligned_columns(rows);
 }
 
 std::string checked_json(const Inventory& inventory, const std::vector<HostCheck>& checks) {
