@@ -12,7 +12,6 @@
 
 #include "backends/backend.hpp"
 #include "cmd/bench_options.hpp"
-#include "backends/kubernetes/kubectl.hpp"
 #include "cmd/command.hpp"
 #include "rendezvous/address.hpp"
 #include "rendezvous/protocol.hpp"
@@ -72,11 +71,7 @@ Result<int> run_bench(const BenchCommand& cmd) {
     job->command.push_back(std::move(arg));
   }
   job->command_is_shell = false;
-  auto inventory = kubernetes::job_inventory(*job);
-  if (!inventory) {
-    return fail(inventory.error());
-  }
-  auto plan = make_plan(*job, *inventory);
+  auto plan = plan_for(*job);
   if (!plan) {
     return fail(plan.error());
   }

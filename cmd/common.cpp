@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "cmd/command.hpp"
+#include "backends/kubernetes/kubectl.hpp"
+#include "backends/probe.hpp"
 #include "rendezvous/socket.hpp"
 #include "src/log.hpp"
 
@@ -43,6 +45,18 @@ Result<JobSpec> load_job_for(const CommonOptions& opts) {
 int report(const Error& error) {
   print_error(error.message);
   return to_int(error.code);
+}
+
+Result<Plan> plan_for(const JobSpec& job) {
+  auto inventory = kubernetes::job_inventory(job);
+  if (!inventory) {
+    return fail(inventory.error());
+  }
+  auto probed = probe_gpu_slots(job, std::move(*inventory));
+  if (!probed) {
+    return fail(probed.error());
+  }
+  return make_plan(job, *probed);
 }
 
 Result<int> launch_master_port(const JobSpec& job) {

@@ -3,8 +3,6 @@
 #include <fmt/core.h>
 #include <memory>
 
-#include "backends/kubernetes/kubectl.hpp"
-#include "backends/probe.hpp"
 #include "cmd/command.hpp"
 #include "src/render.hpp"
 
@@ -85,16 +83,7 @@ int run_render(RenderOptions opts) {
   if (!job) {
     return report(job.error());
   }
-  auto inventory = kubernetes::job_inventory(*job);
-  if (!inventory) {
-    return report(inventory.error());
-  }
-  // slots = "gpus" is the one case where the plan needs the hosts themselves.
-  auto probed = probe_gpu_slots(*job, std::move(*inventory));
-  if (!probed) {
-    return report(probed.error());
-  }
-  auto plan = make_plan(*job, *probed);
+  auto plan = plan_for(*job);
   if (!plan) {
     return report(plan.error());
   }

@@ -6,8 +6,6 @@
 #include <fmt/core.h>
 
 #include "backends/backend.hpp"
-#include "backends/probe.hpp"
-#include "backends/kubernetes/kubectl.hpp"
 #include "backends/mpirun/mpirun_command.hpp"
 #include "cmd/command.hpp"
 #include "rendezvous/launcher.hpp"
@@ -36,15 +34,7 @@ Result<int> run_job(const RunOptions& opts) {
   if (auto has_command = require_command(*job); !has_command) {
     return fail(has_command.error());
   }
-  auto inventory = kubernetes::job_inventory(*job);
-  if (!inventory) {
-    return fail(inventory.error());
-  }
-  auto probed = probe_gpu_slots(*job, std::move(*inventory));  // slots = "gpus"
-  if (!probed) {
-    return fail(probed.error());
-  }
-  auto plan = make_plan(*job, *probed);
+  auto plan = plan_for(*job);
   if (!plan) {
     return fail(plan.error());
   }
