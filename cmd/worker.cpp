@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include <unistd.h>
+
 #include <fmt/core.h>
 
 #include "cmd/bench_options.hpp"
@@ -17,6 +19,12 @@ namespace ddl::cmd {
 namespace {
 
 constexpr Millis k_exchange_timeout{300'000};
+
+// The machine's own name, as nccl-tests prints it: where the rank really ran.
+std::string own_hostname() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
+}
 
 int env_int(const char* name, int fallback) {
   const char* text = std::getenv(name);
@@ -43,6 +51,7 @@ Result<int> run_allreduce_worker(const BenchFlags& flags) {
   context.local_rank = env_int("DDL_LOCAL_RANK", 0);
   const char* host = std::getenv("DDL_HOST");
   context.host = host != nullptr ? host : "localhost";
+  context.hostname = own_hostname();
   int port = 0;
   coll::split_host_port(who->endpoint, context.rendezvous_host, port);
   context.version = DDL_VERSION;

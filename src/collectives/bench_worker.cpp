@@ -80,7 +80,8 @@ Result<int> run_bench_worker(const WorkerOptions& options, const WorkerContext& 
     return fail(hosts.error());
   }
   auto rank_lines = context.allgather(format_rank_line(
-      context.rank, static_cast<long>(::getpid()), context.host, c.device(), c.device_bus(),
+      context.rank, static_cast<long>(::getpid()),
+      context.hostname.empty() ? context.host : context.hostname, c.device(), c.device_bus(),
       c.name()));
   if (!rank_lines) {
     return fail(rank_lines.error());

@@ -27,7 +27,8 @@ struct WorkerContext {
   int rank = 0;
   int world = 1;
   int local_rank = 0;
-  std::string host;                // this rank's host name (DDL_HOST)
+  std::string host;                // this rank's host name in the plan (DDL_HOST)
+  std::string hostname;            // the machine's own name, for the rank lines
   std::string rendezvous_host;     // our ring address is the one routing there
   std::string version;             // ddl's, for the preamble
   Allgather allgather;
