@@ -47,9 +47,24 @@ Result<Peer> parse_peer(const std::string& text) {
   return peer;
 }
 
+constexpr std::uint32_t k_doubling_stream = 0xffffffff;  // Hello.stream of a partner link
+
+Result<Fd> connect_with_hello(const Peer& peer, std::uint32_t rank, std::uint32_t stream,
+                              std::chrono::steady_clock::time_point deadline) {
+  auto fd = connect_tcp(peer.host, peer.port, deadline);
+  if (!fd) {
+    return fail(fd.error());
+  }
+  Hello hello{k_hello_magic, rank, stream, 0, peer.cookie};
+  if (auto ok = write_all(fd->get(), &hello, sizeof hello); !ok) {
+    return fail(ok.error());
+  }
+  return fd;
+}
+
 Result<void> TcpRing::join(const Allgather& exchange) {
   auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
-  auto listener = listen_tcp(options_.listen_address, 0);
+  auto listener = listen_tcp(options_.listen_address, 0, 1024);
   if (!listener) {
     return fail(listener.error());
   }
@@ -63,46 +78,78 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   if (all->size() != static_cast<std::size_t>(world_)) {
     return fail(ExitCode::launch, "ring exchange returned the wrong number of addresses");
   }
-  auto right = parse_peer((*all)[static_cast<std::size_t>((rank_ + 1) % world_)]);
-  if (!right) {
-    return fail(right.error());
+  std::vector<Peer> peers;
+  for (const auto& text : *all) {
+    auto peer = parse_peer(text);
+    if (!peer) {
+      return fail(peer.error());
+    }
+    peers.push_back(*peer);
   }
+  auto me = static_cast<std::uint32_t>(rank_);
   auto streams = static_cast<std::size_t>(options_.streams);
-  // Connect first: the listen backlog completes our connections even before
-  // the neighbour accepts, so no rank waits on another here.
+  doubling_steps_ = make_doubling_steps(rank_, world_);
+  std::size_t lower_partners = 0;
+  // Connect first (to the right neighbour, and to the higher-ranked doubling
+  // partners): the listen backlog completes our connections even before the
+  // other side accepts, so no rank waits on another here.
   for (std::size_t s = 0; s < streams; ++s) {
-    auto fd = connect_tcp(right->host, right->port, deadline);
+    auto fd = connect_with_hello(peers[static_cast<std::size_t>((rank_ + 1) % world_)], me,
+                                 static_cast<std::uint32_t>(s), deadline);
     if (!fd) {
       return fail(fd.error());
     }
-    Hello hello{k_hello_magic, static_cast<std::uint32_t>(rank_), static_cast<std::uint32_t>(s),
-                0, right->cookie};
-    if (auto ok = write_all(fd->get(), &hello, sizeof hello); !ok) {
-      return ok;
-    }
     right_.push_back(std::move(*fd));
+  }
+  for (int partner : doubling_peers(rank_, world_)) {
+    if (partner < rank_) {
+      doubling_links_.push_back({partner, Fd()});
+      ++lower_partners;
+      continue;
+    }
+    auto fd = connect_with_hello(peers[static_cast<std::size_t>(partner)], me, k_doubling_stream,
+                                 deadline);
+    if (!fd) {
+      return fail(fd.error());
+    }
+    doubling_links_.push_back({partner, std::move(*fd)});
   }
   left_.resize(streams);
   auto left_rank = static_cast<std::uint32_t>((rank_ + world_ - 1) % world_);
-  for (std::size_t accepted = 0; accepted < streams;) {
+  for (std::size_t accepted = 0; accepted < streams + lower_partners;) {
     auto fd = accept_tcp(listener->fd.get(), deadline);
     if (!fd) {
       return fail(fd.error());
     }
     Hello hello;
     if (!read_all(fd->get(), &hello, sizeof hello, deadline) || hello.magic != k_hello_magic ||
-        hello.cookie != cookie || hello.rank != left_rank || hello.stream >= streams ||
-        left_[hello.stream]) {
-      continue;  // not our neighbour: drop it and keep waiting
+        hello.cookie != cookie) {
+      continue;  // not from this job: drop it and keep waiting
     }
-    left_[hello.stream] = std::move(*fd);
-    ++accepted;
+    Fd* slot = nullptr;
+    if (hello.stream == k_doubling_stream) {
+      for (auto& link : doubling_links_) {
+        if (static_cast<std::uint32_t>(link.rank) == hello.rank && link.rank < rank_ && !link.fd) {
+          slot = &link.fd;
+        }
+      }
+    } else if (hello.rank == left_rank && hello.stream < streams && !left_[hello.stream]) {
+      slot = &left_[hello.stream];
+    }
+    if (slot != nullptr) {
+      *slot = std::move(*fd);
+      ++accepted;
+    }
   }
   for (std::size_t s = 0; s < streams; ++s) {
     for (int fd : {right_[s].get(), left_[s].get()}) {
       tune_socket(fd, options_.send_buffer);
       set_nonblocking(fd);
     }
+  }
+  for (const auto& link : doubling_links_) {
+    tune_socket(link.fd.get(), options_.send_buffer);
+    set_nonblocking(link.fd.get());
   }
   scratch_.assign(streams, std::vector<char>(options_.segment_bytes + 64));
   cursors_.resize(streams);
@@ -223,8 +270,11 @@ Result<void> TcpRing::allreduce(const void* send, void* recv, std::size_t count,
     }
     return {};
   }
-  schedule_for(count, element);
   Call call{static_cast<const char*>(send), static_cast<char*>(recv), element, type, op};
+  if (count * element <= options_.doubling_bytes) {
+    return run_doubling(call, count * element);
+  }
+  schedule_for(count, element);
   reset_received();
   for (std::size_t s = 0; s < cursors_.size(); ++s) {
     cursors_[s] = StreamCursor{s, 0, s, 0};

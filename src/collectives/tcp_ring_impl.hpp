@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include "src/collectives/doubling_schedule.hpp"
 #include "src/collectives/ring_schedule.hpp"
 #include "src/collectives/tcp_ring.hpp"
 #include "src/collectives/tcp_socket.hpp"
@@ -42,8 +43,12 @@ public:
   int world_size() const override { return world_; }
   std::string name() const override { return "tcp"; }
   std::vector<std::string> facts() const override {
-    return {fmt::format("ring over TCP, {} stream(s) per neighbour, {} KiB segments",
-                        options_.streams, options_.segment_bytes / 1024)};
+    std::string ring = fmt::format("ring over TCP, {} stream(s) per neighbour, {} KiB segments",
+                                   options_.streams, options_.segment_bytes / 1024);
+    if (options_.doubling_bytes > 0 && world_ > 1) {
+      ring += fmt::format("; recursive doubling up to {} KiB", options_.doubling_bytes / 1024);
+    }
+    return {ring};
   }
   Result<void> allreduce(const void* send, void* recv, std::size_t count, DataType type,
                          ReduceOp op) override;
@@ -71,6 +76,11 @@ private:
   void start_senders();
   void sender_main(std::size_t stream);
   Result<void> send_stream(std::size_t stream, const Call& call);
+  // Small buffers: recursive doubling over one socket per partner.
+  Result<void> run_doubling(const Call& call, std::size_t bytes);
+  Result<void> transfer(int peer, const char* out, std::size_t out_bytes, char* in,
+                        std::size_t in_bytes);
+  int link_to(int peer) const;
 
   int rank_;
   int world_;
@@ -78,6 +88,13 @@ private:
   std::vector<Fd> right_;  // one per stream, we send on these
   std::vector<Fd> left_;   // one per stream, we receive on these
   std::vector<std::vector<char>> scratch_;
+  struct Link {
+    int rank;
+    Fd fd;
+  };
+  std::vector<Link> doubling_links_;
+  std::vector<DoublingStep> doubling_steps_;
+  std::vector<char> doubling_scratch_;
   RingSchedule schedule_;
   std::size_t schedule_count_ = 0;
   std::size_t schedule_element_ = 0;

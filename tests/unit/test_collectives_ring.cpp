@@ -7,9 +7,11 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "src/collectives/doubling_schedule.hpp"
 #include "src/collectives/ring_schedule.hpp"
 #include "src/collectives/sweep.hpp"
 #include "src/collectives/tcp_ring.hpp"
@@ -120,6 +122,60 @@ TEST_CASE("ring schedule: every rank sends 2(n-1)/n of the buffer", "[collective
   }
 }
 
+// Plays the doubling steps of all ranks with sets of contributions as the
+// data: every rank must end with each rank's contribution exactly once, and
+// every send must meet a receive from its peer at the same moment.
+TEST_CASE("doubling steps: every rank ends with every contribution once", "[collectives]") {
+  for (int world = 1; world <= 13; ++world) {
+    INFO("world " << world);
+    std::vector<std::vector<DoublingStep>> steps;
+    std::vector<std::multiset<int>> held;
+    for (int rank = 0; rank < world; ++rank) {
+      steps.push_back(make_doubling_steps(rank, world));
+      held.push_back({rank});
+    }
+    std::vector<std::size_t> next(static_cast<std::size_t>(world), 0);
+    // Each round, ranks whose next steps face each other do them together.
+    auto receive = [&](std::size_t to, const DoublingStep& step, const std::multiset<int>& from) {
+      if (step.action == DoublingAction::receive) held[to].clear();
+      if (step.action != DoublingAction::send) held[to].insert(from.begin(), from.end());
+    };
+    auto sends = [](const DoublingStep& step) {
+      return step.action == DoublingAction::send || step.action == DoublingAction::exchange_reduce;
+    };
+    for (bool moved = true; moved;) {
+      moved = false;
+      auto before = held;
+      std::vector<bool> busy(static_cast<std::size_t>(world), false);
+      for (int a = 0; a < world; ++a) {
+        auto ua = static_cast<std::size_t>(a);
+        if (busy[ua] || next[ua] == steps[ua].size()) continue;
+        const DoublingStep& sa = steps[ua][next[ua]];
+        REQUIRE(sa.peer != a);
+        auto ub = static_cast<std::size_t>(sa.peer);
+        if (busy[ub] || next[ub] == steps[ub].size() || steps[ub][next[ub]].peer != a) continue;
+        const DoublingStep& sb = steps[ub][next[ub]];
+        REQUIRE(sends(sa) == (sb.action != DoublingAction::send));
+        REQUIRE(sends(sb) == (sa.action != DoublingAction::send));
+        receive(ua, sa, before[ub]);
+        receive(ub, sb, before[ua]);
+        ++next[ua];
+        ++next[ub];
+        busy[ua] = busy[ub] = true;
+        moved = true;
+      }
+    }
+    std::multiset<int> all;
+    for (int rank = 0; rank < world; ++rank) {
+      all.insert(rank);
+      CHECK(next[static_cast<std::size_t>(rank)] == steps[static_cast<std::size_t>(rank)].size());
+    }
+    for (int rank = 0; rank < world; ++rank) {
+      CHECK(held[static_cast<std::size_t>(rank)] == all);
+    }
+  }
+}
+
 TEST_CASE("tcp ring: every dtype and op, n = 1..8, odd sizes", "[collectives][tcp]") {
   std::vector<Case> cases;
   for (DataType type : {DataType::float32, DataType::float64, DataType::int32,
@@ -133,9 +189,12 @@ TEST_CASE("tcp ring: every dtype and op, n = 1..8, odd sizes", "[collectives][tc
   }
   TcpOptions options;
   options.segment_bytes = 4096;  // many segments per chunk: exercises pipelining
-  for (int world = 1; world <= 8; ++world) {
-    INFO("world " << world);
-    CHECK(run_cases(world, cases, options) == 0);
+  for (std::size_t doubling_bytes : {std::size_t{0}, options.doubling_bytes}) {
+    options.doubling_bytes = doubling_bytes;  // 0: the ring at every size
+    for (int world = 1; world <= 8; ++world) {
+      INFO("world " << world << " doubling up to " << doubling_bytes);
+      CHECK(run_cases(world, cases, options) == 0);
+    }
   }
 }
 
