@@ -33,7 +33,7 @@ Result<void> TcpRing::transfer(int peer, const char* out, std::size_t out_bytes,
     bool progressed = false;
     if (sent < out_bytes) {
       ssize_t n = ::send(fd, out + sent, out_bytes - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      if (n < 0 && !retry_later()) {
         return fail(ExitCode::launch, fmt::format("rank {}: sending to rank {}: {}", rank_, peer,
                                                   std::strerror(errno)));
       }
@@ -44,7 +44,7 @@ Result<void> TcpRing::transfer(int peer, const char* out, std::size_t out_bytes,
     }
     if (got < in_bytes) {
       ssize_t n = ::recv(fd, in + got, in_bytes - got, MSG_DONTWAIT);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      if (n == 0 || (n < 0 && !retry_later())) {
         return fail(ExitCode::launch,
                     fmt::format("rank {}: receiving from rank {}: {}", rank_, peer,
                                 n == 0 ? "connection closed" : std::strerror(errno)));

@@ -179,7 +179,7 @@ Result<bool> TcpRing::pump_send(std::size_t stream, const Call& call) {
     ssize_t n = ::send(right_[stream].get(), base + seg.offset * call.element + cur.sent,
                        bytes - cur.sent, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      if (retry_later()) {
         break;
       }
       return fail(ExitCode::launch, fmt::format("rank {}: sending to rank {}: {}", rank_,
@@ -207,7 +207,7 @@ Result<bool> TcpRing::pump_recv(std::size_t stream, const Call& call) {
     char* target = reducing ? scratch_[stream].data() : call.recv + seg.offset * call.element;
     ssize_t n = ::recv(left_[stream].get(), target + cur.received, bytes - cur.received,
                        MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    if (n < 0 && retry_later()) {
       break;
     }
     if (n <= 0) {

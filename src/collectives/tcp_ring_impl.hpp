@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,10 @@
 #include "src/collectives/tcp_socket.hpp"
 
 namespace ddl::coll::detail {
+
+// After a non-blocking send() or recv() returned -1: nothing was lost, try
+// again once the socket is ready.
+inline bool retry_later() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
 // Per-stream progress through the schedule during one allreduce.
 struct StreamCursor {

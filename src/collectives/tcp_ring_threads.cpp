@@ -65,7 +65,7 @@ Result<void> TcpRing::send_stream(std::size_t stream, const Call& call) {
         last_progress = std::chrono::steady_clock::now();
         continue;
       }
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      if (n < 0 && !retry_later()) {
         return fail(ExitCode::launch, fmt::format("rank {}: sending to rank {}: {}", rank_,
                                                   (rank_ + 1) % world_, std::strerror(errno)));
       }
