@@ -32,9 +32,9 @@ std::vector<DoublingStep> make_doubling_steps(int rank, int world) {
   return steps;
 }
 
-std::vector<int> doubling_peers(int rank, int world) {
+std::vector<int> doubling_peers(const std::vector<DoublingStep>& steps) {
   std::vector<int> peers;
-  for (const auto& step : make_doubling_steps(rank, world)) {
+  for (const auto& step : steps) {
     peers.push_back(step.peer);
   }
   std::sort(peers.begin(), peers.end());

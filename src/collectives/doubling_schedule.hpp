@@ -25,7 +25,7 @@ struct DoublingStep {
 // rank's operand first) leaves identical bits on every rank.
 std::vector<DoublingStep> make_doubling_steps(int rank, int world);
 
-// The ranks `rank` talks to, each once, ascending.
-std::vector<int> doubling_peers(int rank, int world);
+// The peers of `steps`, each once, ascending.
+std::vector<int> doubling_peers(const std::vector<DoublingStep>& steps);
 
 } // namespace ddl::coll

@@ -88,7 +88,9 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   }
   auto me = static_cast<std::uint32_t>(rank_);
   auto streams = static_cast<std::size_t>(options_.streams);
-  doubling_steps_ = make_doubling_steps(rank_, world_);
+  if (options_.doubling_bytes > 0) {  // else no partner links: the ring does every size
+    doubling_steps_ = make_doubling_steps(rank_, world_);
+  }
   std::size_t lower_partners = 0;
   // Connect first (to the right neighbour, and to the higher-ranked doubling
   // partners): the listen backlog completes our connections even before the
@@ -101,7 +103,7 @@ Result<void> TcpRing::join(const Allgather& exchange) {
     }
     right_.push_back(std::move(*fd));
   }
-  for (int partner : doubling_peers(rank_, world_)) {
+  for (int partner : doubling_peers(doubling_steps_)) {
     if (partner < rank_) {
       doubling_links_.push_back({partner, Fd()});
       ++lower_partners;
