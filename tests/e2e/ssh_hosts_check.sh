@@ -14,9 +14,11 @@ expect_exit 0 ddl_ssh hosts "$NETNS_DIR/ssh.toml" -H "${NETNS_ADDRS[0]},${NETNS_
 expect_contains "$t/out" "REACHABLE"
 expect_contains "$t/out" "${NETNS_ADDRS[1]}"
 
+# The dead host's error must be connect_timeout's (2s) "Timeout", not the
+# kernel's "No route to host" (3s); the wall-clock bound only guards a hang.
 start=$SECONDS
 expect_exit 3 ddl_ssh hosts "$NETNS_DIR/ssh.toml" -H "$spec" --backend ssh --check --json
-((SECONDS - start < 8)) || fail "--check took $((SECONDS - start))s with one dead host"
+((SECONDS - start < 60)) || fail "--check took $((SECONDS - start))s with one dead host"
 python3 - "$t/out" "$version" "${NETNS_ADDRS[0]}" "$dead" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -27,7 +29,7 @@ h = hosts[good]
 assert h["reachable"] is True and h["ddl_version"] == version and h["gpu_count"] == 0 and h["error"] is None, h
 d = hosts[dead]
 assert d["reachable"] is False and d["ddl_version"] is None and d["error"], d
-assert dead in d["error"] or "Timeout" in d["error"], d
+assert f"Timeout connecting to {dead}" in d["error"], d
 PY
 
 # A remote_ddl that is not there.
