@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Small buffers: recursive doubling (doubling_schedule.hpp) over one socket
-// per partner. Each exchange sends and receives at once on one thread.
+// Small and medium buffers: recursive doubling or halving-doubling
+// (doubling_schedule.hpp) over one socket per partner. Each exchange sends
+// and receives at once on one thread.
 #include <cerrno>
 #include <cstring>
 
@@ -73,27 +74,34 @@ Result<void> TcpRing::transfer(int peer, const char* out, std::size_t out_bytes,
   return {};
 }
 
-Result<void> TcpRing::run_doubling(const Call& call, std::size_t bytes) {
-  std::size_t count = bytes / call.element;
+Result<void> TcpRing::run_butterfly(const Call& call, std::size_t count,
+                                    const std::vector<DoublingStep>& steps) {
   if (call.recv != call.send) {
-    std::memcpy(call.recv, call.send, bytes);
+    std::memcpy(call.recv, call.send, count * call.element);
   }
-  doubling_scratch_.resize(bytes);
+  auto blocks = static_cast<std::size_t>(butterfly_blocks(world_));
+  auto offset_of = [&](int block) {
+    return count * static_cast<std::size_t>(block) / blocks * call.element;
+  };
+  auto bytes_of = [&](Blocks range) { return offset_of(range.last) - offset_of(range.first); };
+  doubling_scratch_.resize(count * call.element);
   char* theirs = doubling_scratch_.data();
-  for (const DoublingStep& step : doubling_steps_) {
-    bool sending = step.action == DoublingAction::send ||
-                   step.action == DoublingAction::exchange_reduce;
+  for (const DoublingStep& step : steps) {
+    bool replacing = step.action == DoublingAction::receive ||
+                     step.action == DoublingAction::exchange;
     bool reducing = step.action == DoublingAction::receive_reduce ||
                     step.action == DoublingAction::exchange_reduce;
-    char* in = step.action == DoublingAction::receive ? call.recv : theirs;
-    std::size_t in_bytes = step.action == DoublingAction::send ? 0 : bytes;
-    if (auto ok = transfer(step.peer, call.recv, sending ? bytes : 0, in, in_bytes); !ok) {
+    char* mine = call.recv + offset_of(step.receive.first);
+    char* in = replacing ? mine : theirs;
+    if (auto ok = transfer(step.peer, call.recv + offset_of(step.send.first), bytes_of(step.send),
+                           in, bytes_of(step.receive));
+        !ok) {
       return ok;
     }
     if (reducing) {
-      const char* lower = step.peer < rank_ ? theirs : call.recv;
-      const char* higher = step.peer < rank_ ? call.recv : theirs;
-      reduce(call.recv, lower, higher, count, call.type, call.op);
+      const char* lower = step.peer < rank_ ? theirs : mine;
+      const char* higher = step.peer < rank_ ? mine : theirs;
+      reduce(mine, lower, higher, bytes_of(step.receive) / call.element, call.type, call.op);
     }
   }
   return {};

@@ -88,8 +88,10 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   }
   auto me = static_cast<std::uint32_t>(rank_);
   auto streams = static_cast<std::size_t>(options_.streams);
-  if (options_.doubling_bytes > 0) {  // else no partner links: the ring does every size
-    doubling_steps_ = make_doubling_steps(rank_, world_);
+  // Both butterflies have the same partners; none when the ring does every size.
+  if (options_.doubling_bytes > 0 || options_.halving_bytes > 0) {
+    doubling_steps_ = make_doubling_steps(rank_, world_, Butterfly::doubling);
+    halving_steps_ = make_doubling_steps(rank_, world_, Butterfly::halving_doubling);
   }
   std::size_t lower_partners = 0;
   // Connect first (to the right neighbour, and to the higher-ranked doubling
@@ -274,7 +276,10 @@ Result<void> TcpRing::allreduce(const void* send, void* recv, std::size_t count,
   }
   Call call{static_cast<const char*>(send), static_cast<char*>(recv), element, type, op};
   if (count * element <= options_.doubling_bytes) {
-    return run_doubling(call, count * element);
+    return run_butterfly(call, count, doubling_steps_);
+  }
+  if (count * element <= options_.halving_bytes) {
+    return run_butterfly(call, count, halving_steps_);
   }
   schedule_for(count, element);
   reset_received();

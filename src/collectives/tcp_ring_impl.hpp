@@ -53,6 +53,9 @@ public:
     if (options_.doubling_bytes > 0 && world_ > 1) {
       ring += fmt::format("; recursive doubling up to {} KiB", options_.doubling_bytes / 1024);
     }
+    if (options_.halving_bytes > options_.doubling_bytes && world_ > 1) {
+      ring += fmt::format("; halving-doubling up to {} KiB", options_.halving_bytes / 1024);
+    }
     return {ring};
   }
   Result<void> allreduce(const void* send, void* recv, std::size_t count, DataType type,
@@ -81,8 +84,9 @@ private:
   void start_senders();
   void sender_main(std::size_t stream);
   Result<void> send_stream(std::size_t stream, const Call& call);
-  // Small buffers: recursive doubling over one socket per partner.
-  Result<void> run_doubling(const Call& call, std::size_t bytes);
+  // Small and medium buffers: a butterfly over one socket per partner.
+  Result<void> run_butterfly(const Call& call, std::size_t count,
+                             const std::vector<DoublingStep>& steps);
   Result<void> transfer(int peer, const char* out, std::size_t out_bytes, char* in,
                         std::size_t in_bytes);
   int link_to(int peer) const;
@@ -99,6 +103,7 @@ private:
   };
   std::vector<Link> doubling_links_;
   std::vector<DoublingStep> doubling_steps_;
+  std::vector<DoublingStep> halving_steps_;
   std::vector<char> doubling_scratch_;
   RingSchedule schedule_;
   std::size_t schedule_count_ = 0;

@@ -3,7 +3,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -218,9 +217,7 @@ Result<void> read_all(int fd, void* data, std::size_t bytes,
 void tune_socket(int fd, int send_buffer) {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  long wmem_max = 0;
-  std::ifstream("/proc/sys/net/core/wmem_max") >> wmem_max;
-  if (send_buffer > 0 && wmem_max >= send_buffer) {
+  if (send_buffer > 0) {
     ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
   }
 }

@@ -35,9 +35,8 @@ Result<void> write_all(int fd, const void* data, std::size_t bytes);
 Result<void> read_all(int fd, void* data, std::size_t bytes,
                       std::chrono::steady_clock::time_point deadline);
 
-// TCP_NODELAY; SO_SNDBUF raised to `send_buffer` only where net.core.wmem_max
-// allows that much (a smaller fixed value would switch off autotuning).
-// SO_RCVBUF is left alone so receive autotuning stays on.
+// TCP_NODELAY; SO_SNDBUF set to `send_buffer` (the kernel caps it at
+// net.core.wmem_max). SO_RCVBUF is left alone so receive autotuning stays on.
 void tune_socket(int fd, int send_buffer);
 void set_nonblocking(int fd);
 

@@ -10,13 +10,15 @@ bench() { timeout -k 5 120 "$DDL" bench allreduce "$@"; }
 expect_exit 0 bench --np 4 -b 8 -e 1M -n 5 -w 1 -J "$t/out.json"
 cp "$t/out" "$t/table"
 # The table, checked like a log parser would: header lines, 13 columns per
-# row, sizes doubling from 8 to 1M, no wrong element, the footer.
+# row, sizes doubling from 8 to 1M, no wrong element, the footer. The sweep
+# crosses recursive doubling and halving-doubling, as the facts line says.
 "$py" - "$t/table" <<'PY' || fail "the table does not parse as all_reduce_perf's"
 import sys
 lines = open(sys.argv[1]).read().split("\n")
 assert lines[-1] == "", "no final newline"
 lines = lines[:-1]
 need = [
+    "# tcp: ring over TCP, 1 stream(s) per neighbour, 1024 KiB segments; recursive doubling up to 64 KiB; halving-doubling up to 1024 KiB",
     "# Collective test starting: all_reduce_perf",
     "# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 1 iters: 5 agg iters: 1 validation: 1 graph: 0",
     "#                                                              out-of-place                       in-place          ",

@@ -13,11 +13,12 @@ py=/usr/bin/python3
 job=$NETNS_DIR/ssh.toml
 
 # 8 ranks, 2 per host, 2 streams per neighbour; int32 max and float sum, sizes
-# not divisible by the rank count.
+# not divisible by the rank count. The sweep crosses all three algorithms:
+# recursive doubling (up to 49152), halving-doubling (393216), the ring (3M).
 expect_exit 0 ddl_ssh bench allreduce "$job" -H "$(netns_hostspec 2)" --backend ssh \
   --streams 2 -d int32 -o max -b 12 -e 3M -f 8 -n 2 -w 1 -J "$t/max.json"
 expect_contains "$t/out" "transport tcp, 8 ranks on 4 hosts: $(IFS=,; echo "${NETNS_ADDRS[*]}" | sed 's/,/, /g')"
-expect_contains "$t/out" "# tcp: ring over TCP, 2 stream(s) per neighbour"
+expect_contains "$t/out" "# tcp: ring over TCP, 2 stream(s) per neighbour, 1024 KiB segments; recursive doubling up to 64 KiB; halving-doubling up to 1024 KiB"
 for r in 0 1 2 3 4 5 6 7; do
   grep -qE "^#  Rank +$r Group  0 Pid +[0-9]+ on +h$((r / 2 + 1)) device -1 \[cpu\] tcp$" "$t/out" ||
     fail "rank $r is not on h$((r / 2 + 1)): $(grep '#  Rank' "$t/out")"

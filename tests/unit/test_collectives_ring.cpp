@@ -3,6 +3,7 @@
 // are exchanged in process (the real thing uses the rendezvous).
 #include <catch2/catch.hpp>
 
+#include <bit>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -122,56 +123,89 @@ TEST_CASE("ring schedule: every rank sends 2(n-1)/n of the buffer", "[collective
   }
 }
 
-// Plays the doubling steps of all ranks with sets of contributions as the
-// data: every rank must end with each rank's contribution exactly once, and
-// every send must meet a receive from its peer at the same moment.
-TEST_CASE("doubling steps: every rank ends with every contribution once", "[collectives]") {
+// Plays the butterfly steps of all ranks with sets of contributions per block
+// as the data: every rank must end with each rank's contribution exactly once
+// in every block, and every send must meet a receive of the same blocks from
+// its peer at the same moment.
+void check_butterfly(int world, Butterfly kind) {
+  using Held = std::vector<std::multiset<int>>;  // per block
+  auto blocks = static_cast<std::size_t>(butterfly_blocks(world));
+  std::vector<std::vector<DoublingStep>> steps;
+  std::vector<Held> held;
+  for (int rank = 0; rank < world; ++rank) {
+    steps.push_back(make_doubling_steps(rank, world, kind));
+    held.push_back(Held(blocks, std::multiset<int>{rank}));
+  }
+  auto sends = [](const DoublingStep& step) {
+    return step.action != DoublingAction::receive && step.action != DoublingAction::receive_reduce;
+  };
+  auto receives = [](const DoublingStep& step) { return step.action != DoublingAction::send; };
+  auto receive = [&](std::size_t to, const DoublingStep& step, const Held& from) {
+    bool replacing = step.action == DoublingAction::receive || step.action == DoublingAction::exchange;
+    for (int b = step.receive.first; b < step.receive.last; ++b) {
+      auto block = static_cast<std::size_t>(b);
+      if (replacing) held[to][block].clear();
+      held[to][block].insert(from[block].begin(), from[block].end());
+    }
+  };
+  std::vector<std::size_t> next(static_cast<std::size_t>(world), 0);
+  // Each round, ranks whose next steps face each other do them together.
+  for (bool moved = true; moved;) {
+    moved = false;
+    auto before = held;
+    std::vector<bool> busy(static_cast<std::size_t>(world), false);
+    for (int a = 0; a < world; ++a) {
+      auto ua = static_cast<std::size_t>(a);
+      if (busy[ua] || next[ua] == steps[ua].size()) continue;
+      const DoublingStep& sa = steps[ua][next[ua]];
+      REQUIRE(sa.peer != a);
+      auto ub = static_cast<std::size_t>(sa.peer);
+      if (busy[ub] || next[ub] == steps[ub].size() || steps[ub][next[ub]].peer != a) continue;
+      const DoublingStep& sb = steps[ub][next[ub]];
+      REQUIRE(sends(sa) == receives(sb));
+      REQUIRE(sends(sb) == receives(sa));
+      if (sends(sa)) REQUIRE(sa.send == sb.receive);
+      if (sends(sb)) REQUIRE(sb.send == sa.receive);
+      receive(ua, sa, before[ub]);
+      receive(ub, sb, before[ua]);
+      ++next[ua];
+      ++next[ub];
+      busy[ua] = busy[ub] = true;
+      moved = true;
+    }
+  }
+  std::multiset<int> all;
+  for (int rank = 0; rank < world; ++rank) {
+    all.insert(rank);
+    CHECK(next[static_cast<std::size_t>(rank)] == steps[static_cast<std::size_t>(rank)].size());
+  }
+  for (int rank = 0; rank < world; ++rank) {
+    CHECK(held[static_cast<std::size_t>(rank)] == Held(blocks, all));
+  }
+}
+
+TEST_CASE("butterfly steps: every rank ends with every contribution once", "[collectives]") {
   for (int world = 1; world <= 13; ++world) {
     INFO("world " << world);
-    std::vector<std::vector<DoublingStep>> steps;
-    std::vector<std::multiset<int>> held;
-    for (int rank = 0; rank < world; ++rank) {
-      steps.push_back(make_doubling_steps(rank, world));
-      held.push_back({rank});
+    check_butterfly(world, Butterfly::doubling);
+    check_butterfly(world, Butterfly::halving_doubling);
+    for (int rank = 0; rank < world; ++rank) {  // they share the partner links
+      CHECK(doubling_peers(make_doubling_steps(rank, world, Butterfly::doubling)) ==
+            doubling_peers(make_doubling_steps(rank, world, Butterfly::halving_doubling)));
     }
-    std::vector<std::size_t> next(static_cast<std::size_t>(world), 0);
-    // Each round, ranks whose next steps face each other do them together.
-    auto receive = [&](std::size_t to, const DoublingStep& step, const std::multiset<int>& from) {
-      if (step.action == DoublingAction::receive) held[to].clear();
-      if (step.action != DoublingAction::send) held[to].insert(from.begin(), from.end());
-    };
-    auto sends = [](const DoublingStep& step) {
-      return step.action == DoublingAction::send || step.action == DoublingAction::exchange_reduce;
-    };
-    for (bool moved = true; moved;) {
-      moved = false;
-      auto before = held;
-      std::vector<bool> busy(static_cast<std::size_t>(world), false);
-      for (int a = 0; a < world; ++a) {
-        auto ua = static_cast<std::size_t>(a);
-        if (busy[ua] || next[ua] == steps[ua].size()) continue;
-        const DoublingStep& sa = steps[ua][next[ua]];
-        REQUIRE(sa.peer != a);
-        auto ub = static_cast<std::size_t>(sa.peer);
-        if (busy[ub] || next[ub] == steps[ub].size() || steps[ub][next[ub]].peer != a) continue;
-        const DoublingStep& sb = steps[ub][next[ub]];
-        REQUIRE(sends(sa) == (sb.action != DoublingAction::send));
-        REQUIRE(sends(sb) == (sa.action != DoublingAction::send));
-        receive(ua, sa, before[ub]);
-        receive(ub, sb, before[ua]);
-        ++next[ua];
-        ++next[ub];
-        busy[ua] = busy[ub] = true;
-        moved = true;
-      }
-    }
-    std::multiset<int> all;
+  }
+}
+
+TEST_CASE("halving-doubling: each rank sends what the ring sends, in 2 log2(n) exchanges",
+          "[collectives]") {
+  for (int world : {2, 4, 8, 16}) {
+    int p = butterfly_blocks(world);
     for (int rank = 0; rank < world; ++rank) {
-      all.insert(rank);
-      CHECK(next[static_cast<std::size_t>(rank)] == steps[static_cast<std::size_t>(rank)].size());
-    }
-    for (int rank = 0; rank < world; ++rank) {
-      CHECK(held[static_cast<std::size_t>(rank)] == all);
+      auto steps = make_doubling_steps(rank, world, Butterfly::halving_doubling);
+      int sent = 0;
+      for (const auto& step : steps) sent += step.send.last - step.send.first;
+      CHECK(sent == 2 * (p - 1));  // blocks of 1/p: 2(n-1)/n of the buffer
+      CHECK(steps.size() == 2 * static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(p))));
     }
   }
 }
@@ -189,10 +223,17 @@ TEST_CASE("tcp ring: every dtype and op, n = 1..8, odd sizes", "[collectives][tc
   }
   TcpOptions options;
   options.segment_bytes = 4096;  // many segments per chunk: exercises pipelining
-  for (std::size_t doubling_bytes : {std::size_t{0}, options.doubling_bytes}) {
-    options.doubling_bytes = doubling_bytes;  // 0: the ring at every size
+  struct Algorithms {
+    std::size_t doubling_bytes;
+    std::size_t halving_bytes;
+  };
+  // The ring at every size; recursive doubling for all; halving-doubling for all.
+  for (Algorithms use : {Algorithms{0, 0}, Algorithms{1 << 20, 0}, Algorithms{0, 1 << 20}}) {
+    options.doubling_bytes = use.doubling_bytes;
+    options.halving_bytes = use.halving_bytes;
     for (int world = 1; world <= 8; ++world) {
-      INFO("world " << world << " doubling up to " << doubling_bytes);
+      INFO("world " << world << " doubling up to " << use.doubling_bytes << " halving up to "
+                    << use.halving_bytes);
       CHECK(run_cases(world, cases, options) == 0);
     }
   }
@@ -206,12 +247,16 @@ TEST_CASE("tcp ring: several streams, large buffers, in and out of place", "[col
       {50'003, DataType::float64, ReduceOp::prod, true},
   };
   for (int streams : {1, 3}) {
-    TcpOptions options;
-    options.streams = streams;
-    options.segment_bytes = 64 * 1024;
-    for (int world : {2, 3, 5}) {
-      INFO("world " << world << " streams " << streams);
-      CHECK(run_cases(world, cases, options) == 0);
+    // The ring, then halving-doubling (which uses the partner links).
+    for (std::size_t halving_bytes : {std::size_t{0}, std::size_t{4} << 20}) {
+      TcpOptions options;
+      options.streams = streams;
+      options.segment_bytes = 64 * 1024;
+      options.halving_bytes = halving_bytes;
+      for (int world : {2, 3, 5}) {
+        INFO("world " << world << " streams " << streams << " halving up to " << halving_bytes);
+        CHECK(run_cases(world, cases, options) == 0);
+      }
     }
   }
 }
