@@ -46,12 +46,13 @@ for _ in $(seq 100); do [[ $(netns_count_all "sleep $mark") == 0 ]] && break; sl
 expect_none_left "10s after kill -9 of ddl"
 
 # 4. Host 3 dies mid-run (link down, all its processes killed): noticed
-# through keepalives within connect_timeout (2s) and some, exit 3.
+# through keepalives within connect_timeout (2s) and some, exit 3. Unnoticed,
+# ddl would wait for host 3 for ever; the bound leaves room for CI's load.
 start_sleepers
 start=$SECONDS
 netns_crash_host 2
 rc=0; wait "$runner" || rc=$?
-((SECONDS - start < 15)) || fail "a dead host took $((SECONDS - start))s to notice"
+((SECONDS - start < 40)) || fail "a dead host took $((SECONDS - start))s to notice"
 [[ $rc == 3 ]] || fail "dead host: exit $rc, want 3: $(cat "$t/err")"
 expect_contains "$t/err" "${NETNS_ADDRS[2]}"
 expect_none_left "after a host died"
