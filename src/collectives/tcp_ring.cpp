@@ -152,7 +152,7 @@ Result<void> TcpRing::join(const Allgather& exchange) {
     }
   }
   for (const auto& link : doubling_links_) {
-    tune_socket(link.fd.get(), options_.send_buffer);
+    tune_socket(link.fd.get(), options_.partner_send_buffer);
     set_nonblocking(link.fd.get());
   }
   scratch_.assign(streams, std::vector<char>(options_.segment_bytes + 64));
