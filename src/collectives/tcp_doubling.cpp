@@ -14,7 +14,7 @@
 namespace ddl::coll::detail {
 
 int TcpRing::link_to(int peer) const {
-  for (const auto& link : doubling_links_) {
+  for (const auto& link : partner_links_) {
     if (link.rank == peer) {
       return link.fd.get();
     }
@@ -84,8 +84,8 @@ Result<void> TcpRing::run_butterfly(const Call& call, std::size_t count,
     return count * static_cast<std::size_t>(block) / blocks * call.element;
   };
   auto bytes_of = [&](Blocks range) { return offset_of(range.last) - offset_of(range.first); };
-  doubling_scratch_.resize(count * call.element);
-  char* theirs = doubling_scratch_.data();
+  butterfly_scratch_.resize(count * call.element);
+  char* theirs = butterfly_scratch_.data();
   for (const DoublingStep& step : steps) {
     bool replacing = step.action == DoublingAction::receive ||
                      step.action == DoublingAction::exchange;

@@ -47,7 +47,7 @@ Result<Peer> parse_peer(const std::string& text) {
   return peer;
 }
 
-constexpr std::uint32_t k_doubling_stream = 0xffffffff;  // Hello.stream of a partner link
+constexpr std::uint32_t k_partner_stream = 0xffffffff;  // Hello.stream of a partner link
 
 Result<Fd> connect_with_hello(const Peer& peer, std::uint32_t rank, std::uint32_t stream,
                               std::chrono::steady_clock::time_point deadline) {
@@ -94,7 +94,7 @@ Result<void> TcpRing::join(const Allgather& exchange) {
     halving_steps_ = make_doubling_steps(rank_, world_, Butterfly::halving_doubling);
   }
   std::size_t lower_partners = 0;
-  // Connect first (to the right neighbour, and to the higher-ranked doubling
+  // Connect first (to the right neighbour, and to the higher-ranked butterfly
   // partners): the listen backlog completes our connections even before the
   // other side accepts, so no rank waits on another here.
   for (std::size_t s = 0; s < streams; ++s) {
@@ -107,16 +107,16 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   }
   for (int partner : doubling_peers(doubling_steps_)) {
     if (partner < rank_) {
-      doubling_links_.push_back({partner, Fd()});
+      partner_links_.push_back({partner, Fd()});
       ++lower_partners;
       continue;
     }
-    auto fd = connect_with_hello(peers[static_cast<std::size_t>(partner)], me, k_doubling_stream,
+    auto fd = connect_with_hello(peers[static_cast<std::size_t>(partner)], me, k_partner_stream,
                                  deadline);
     if (!fd) {
       return fail(fd.error());
     }
-    doubling_links_.push_back({partner, std::move(*fd)});
+    partner_links_.push_back({partner, std::move(*fd)});
   }
   left_.resize(streams);
   auto left_rank = static_cast<std::uint32_t>((rank_ + world_ - 1) % world_);
@@ -131,8 +131,8 @@ Result<void> TcpRing::join(const Allgather& exchange) {
       continue;  // not from this job: drop it and keep waiting
     }
     Fd* slot = nullptr;
-    if (hello.stream == k_doubling_stream) {
-      for (auto& link : doubling_links_) {
+    if (hello.stream == k_partner_stream) {
+      for (auto& link : partner_links_) {
         if (static_cast<std::uint32_t>(link.rank) == hello.rank && link.rank < rank_ && !link.fd) {
           slot = &link.fd;
         }
@@ -151,7 +151,7 @@ Result<void> TcpRing::join(const Allgather& exchange) {
       set_nonblocking(fd);
     }
   }
-  for (const auto& link : doubling_links_) {
+  for (const auto& link : partner_links_) {
     tune_socket(link.fd.get(), options_.partner_send_buffer);
     set_nonblocking(link.fd.get());
   }

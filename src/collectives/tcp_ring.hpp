@@ -17,7 +17,7 @@ struct TcpOptions {
   // caller (two cores copy at once); below it one thread does both.
   std::size_t threaded_bytes = 256 * 1024;
   // Up to this size, recursive doubling (log2 n hops) instead of the ring
-  // (2(n-1) hops): latency, not bandwidth, decides there. 0: always the ring.
+  // (2(n-1) hops): latency, not bandwidth, decides there. 0: off.
   std::size_t doubling_bytes = 64 * 1024;
   // Up to this size (and above doubling_bytes), halving-doubling: the ring's
   // bytes in 2 log2(n) exchanges instead of its 2(n-1) hops. 0: off.

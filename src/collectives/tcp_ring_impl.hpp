@@ -101,10 +101,10 @@ private:
     int rank;
     Fd fd;
   };
-  std::vector<Link> doubling_links_;
+  std::vector<Link> partner_links_;
   std::vector<DoublingStep> doubling_steps_;
   std::vector<DoublingStep> halving_steps_;
-  std::vector<char> doubling_scratch_;
+  std::vector<char> butterfly_scratch_;
   RingSchedule schedule_;
   std::size_t schedule_count_ = 0;
   std::size_t schedule_element_ = 0;
