@@ -124,7 +124,7 @@ Result<void> SshBackend::prepare(const Plan& plan) {
   std::vector<HostLink::ReadyChannels> ready(tasks.size());
   std::vector<std::string> problems(tasks.size());
   std::string program = command_.empty() ? std::string("sh") : command_.front();
-  Millis check_timeout = std::max(options_.connect_timeout, Millis{30'000});
+  Millis check_timeout = remote_answer_timeout(options_);
   for_each_parallel(tasks.size(), options_.fanout, [&](std::size_t i) {
     const Host& host = plan.hosts[tasks[i].host];
     auto session = ssh_open(options_, host);

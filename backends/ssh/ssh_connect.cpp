@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "backends/ssh/ssh_connect.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -220,6 +221,10 @@ Result<SshSessionPtr> ssh_open(const SshSection& options, const Host& host) {
   }
   set_keepalive(session.get(), options.connect_timeout);
   return session;
+}
+
+Millis remote_answer_timeout(const SshSection& options) {
+  return std::max(options.connect_timeout, Millis{30'000});
 }
 
 } // namespace ddl

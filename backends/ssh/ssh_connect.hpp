@@ -31,6 +31,11 @@ std::string expand_home(const std::string& path);
 // answering for connect_timeout is noticed.
 Result<SshSessionPtr> ssh_open(const SshSection& options, const Host& host);
 
+// How long a command ddl runs on a connected host before the ranks (the
+// launch check, `ddl hosts --check`'s probe) may take to answer:
+// connect_timeout, but at least 30s, as a loaded host starts it slowly.
+Millis remote_answer_timeout(const SshSection& options);
+
 // "SHA256:..." of the server's host key, or "" when unavailable.
 std::string host_key_fingerprint(ssh_session session);
 

@@ -36,7 +36,7 @@ HostCheck check_one(const JobSpec& job, const Host& host, const std::string& rem
   ShimJob probe;
   probe.argv = {"sh", "-c", k_probe_script, "ddl-probe", remote_ddl};
   probe.grace = Millis{1000};
-  auto ran = run_shim_once(session->get(), probe, std::max(job.ssh.connect_timeout, Millis{10'000}));
+  auto ran = run_shim_once(session->get(), probe, remote_answer_timeout(job.ssh));
   if (!ran) {
     check.error = ran.error().message;
     return check;
