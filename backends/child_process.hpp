@@ -8,9 +8,9 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "backends/backend.hpp"
-#include "src/error.hpp"
-#include "src/job.hpp"
+#include "src/launch/backend.hpp"
+#include "src/util/error.hpp"
+#include "src/job/job.hpp"
 
 namespace ddl {
 

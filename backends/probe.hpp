@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "src/error.hpp"
-#include "src/hosts.hpp"
-#include "src/job.hpp"
+#include "src/util/error.hpp"
+#include "src/inventory/inventory.hpp"
+#include "src/job/job.hpp"
 
 namespace ddl {
 

@@ -25,8 +25,8 @@
 
 #include "rendezvous/protocol.hpp"
 #include "rendezvous/server.hpp"
-#include "rendezvous/socket.hpp"
-#include "src/text.hpp"
+#include "src/util/net.hpp"
+#include "src/util/text.hpp"
 
 using namespace ddl;
 using namespace ddl::rendezvous;

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-# Embeds the completion scripts and the `ddl init` templates into ddl_core, so
+# Embeds the completion scripts and the `ddl init` templates into ddl_util, so
 # that `ddl completions` and `ddl init` print exactly the installed files.
-# The generated source defines ddl::embedded_files() (src/embedded.hpp).
+# The generated source defines ddl::embedded_files() (src/util/embedded.hpp).
 file(GLOB DDL_EMBEDDED_TEMPLATES CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/templates/*.toml ${PROJECT_SOURCE_DIR}/templates/*.yaml)
 set(DDL_EMBEDDED_FILES
@@ -17,4 +17,4 @@ add_custom_command(
   DEPENDS ${DDL_EMBEDDED_FILES} ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
   COMMENT "Embedding completions and templates"
   VERBATIM)
-target_sources(ddl_core PRIVATE ${DDL_EMBEDDED_SOURCE})
+target_sources(ddl_util PRIVATE ${DDL_EMBEDDED_SOURCE})

@@ -10,18 +10,18 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "cmd/bench_options.hpp"
 #include "cmd/command.hpp"
 #include "rendezvous/address.hpp"
 #include "rendezvous/protocol.hpp"
 #include "rendezvous/server.hpp"
 #include "src/collectives/tcp_socket.hpp"
-#include "src/hosts.hpp"
-#include "src/launches.hpp"
-#include "src/plan.hpp"
-#include "src/render.hpp"
-#include "src/supervisor.hpp"
+#include "src/inventory/inventory.hpp"
+#include "src/render/launches.hpp"
+#include "src/plan/plan.hpp"
+#include "src/render/render.hpp"
+#include "src/launch/supervisor.hpp"
 
 extern char** environ;
 

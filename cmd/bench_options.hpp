@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "src/collectives/bench_worker.hpp"
-#include "src/error.hpp"
+#include "src/util/error.hpp"
 
 namespace ddl::cmd {
 

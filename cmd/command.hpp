@@ -7,8 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "src/job.hpp"
-#include "src/plan.hpp"
+#include "src/job/job.hpp"
+#include "src/plan/plan.hpp"
 
 namespace ddl::cmd {
 

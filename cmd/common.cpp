@@ -5,8 +5,8 @@
 #include "cmd/command.hpp"
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/probe.hpp"
-#include "rendezvous/socket.hpp"
-#include "src/log.hpp"
+#include "src/util/net.hpp"
+#include "src/util/log.hpp"
 
 namespace ddl::cmd {
 

@@ -4,7 +4,7 @@
 #include <fmt/core.h>
 
 #include "cmd/command.hpp"
-#include "src/embedded.hpp"
+#include "src/util/embedded.hpp"
 
 namespace ddl::cmd {
 

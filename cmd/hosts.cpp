@@ -6,7 +6,7 @@
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/probe.hpp"
 #include "cmd/command.hpp"
-#include "src/render.hpp"
+#include "src/render/render.hpp"
 
 namespace ddl::cmd {
 

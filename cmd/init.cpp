@@ -4,7 +4,7 @@
 #include <fmt/core.h>
 
 #include "cmd/command.hpp"
-#include "src/init_template.hpp"
+#include "src/job/init_template.hpp"
 
 namespace ddl::cmd {
 

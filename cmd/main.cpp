@@ -9,8 +9,8 @@
 
 #include "cmd/command.hpp"
 #include "ddl_version.hpp"
-#include "src/log.hpp"
-#include "src/text.hpp"
+#include "src/util/log.hpp"
+#include "src/util/text.hpp"
 
 namespace {
 

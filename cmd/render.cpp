@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "cmd/command.hpp"
-#include "src/render.hpp"
+#include "src/render/render.hpp"
 
 namespace ddl::cmd {
 

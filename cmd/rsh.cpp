@@ -19,7 +19,7 @@
 #include "backends/kubernetes/kubernetes_backend.hpp"
 #include "backends/ssh/ssh_backend.hpp"
 #include "cmd/command.hpp"
-#include "src/log.hpp"
+#include "src/util/log.hpp"
 
 namespace ddl::cmd {
 

@@ -5,15 +5,15 @@
 
 #include <fmt/core.h>
 
-#include "backends/backend.hpp"
+#include "backends/registry.hpp"
 #include "backends/mpirun/mpirun_command.hpp"
 #include "cmd/command.hpp"
 #include "rendezvous/launcher.hpp"
-#include "src/hosts.hpp"
-#include "src/launches.hpp"
-#include "src/plan.hpp"
-#include "src/render.hpp"
-#include "src/supervisor.hpp"
+#include "src/inventory/inventory.hpp"
+#include "src/render/launches.hpp"
+#include "src/plan/plan.hpp"
+#include "src/render/render.hpp"
+#include "src/launch/supervisor.hpp"
 
 extern char** environ;
 

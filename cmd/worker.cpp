@@ -12,7 +12,7 @@
 #include "ddl_version.hpp"
 #include "rendezvous/client.hpp"
 #include "src/collectives/tcp_socket.hpp"
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::cmd {
 

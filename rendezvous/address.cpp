@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "rendezvous/socket.hpp"
+#include "src/util/net.hpp"
 
 namespace ddl::rendezvous {
 namespace {

@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "src/error.hpp"
-#include "src/job.hpp"
-#include "src/plan.hpp"
+#include "src/util/error.hpp"
+#include "src/job/job.hpp"
+#include "src/plan/plan.hpp"
 
 namespace ddl::rendezvous {
 

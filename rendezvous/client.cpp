@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "rendezvous/protocol.hpp"
-#include "rendezvous/socket.hpp"
-#include "src/text.hpp"
+#include "src/util/net.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::rendezvous {
 namespace {

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "src/error.hpp"
-#include "src/job.hpp"
+#include "src/util/error.hpp"
+#include "src/job/job.hpp"
 
 namespace ddl::rendezvous {
 

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "rendezvous/server.hpp"
-#include "src/error.hpp"
-#include "src/job.hpp"
-#include "src/plan.hpp"
+#include "src/util/error.hpp"
+#include "src/job/job.hpp"
+#include "src/plan/plan.hpp"
 
 namespace ddl::rendezvous {
 

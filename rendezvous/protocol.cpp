@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "rendezvous/sha256.hpp"
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::rendezvous {
 
@@ -113,27 +113,6 @@ Result<std::string> generate_token() {
   auto bytes = random_bytes(32);
   if (!bytes) return fail(bytes.error());
   return to_hex(*bytes);
-}
-
-Result<Endpoint> parse_endpoint(std::string_view text) {
-  auto bad = [&](std::string_view why) {
-    return fail(ExitCode::usage, fmt::format("bad rendezvous endpoint '{}': {}", text, why));
-  };
-  std::size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) return bad("expected host:port");
-  std::string_view host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (host.empty()) return bad("no host");
-  auto port = parse_int(text.substr(colon + 1));
-  if (!port || *port < 1 || *port > 65535) return bad("port must be 1..65535");
-  return Endpoint{std::string(host), static_cast<int>(*port)};
-}
-
-std::string format_endpoint(std::string_view host, int port) {
-  if (host.find(':') != std::string_view::npos) return fmt::format("[{}]:{}", host, port);
-  return fmt::format("{}:{}", host, port);
 }
 
 } // namespace ddl::rendezvous

@@ -37,7 +37,8 @@
 #include <string>
 #include <string_view>
 
-#include "src/error.hpp"
+#include "src/util/error.hpp"
+#include "src/util/net.hpp"
 
 namespace ddl::rendezvous {
 
@@ -109,13 +110,5 @@ std::string join_mac(std::string_view token, std::string_view nonce, std::uint32
 Result<std::string> random_bytes(std::size_t size);
 // A fresh job token: 32 random bytes as 64 lowercase hex digits.
 Result<std::string> generate_token();
-
-// "host:port" or "[v6addr]:port" -> host and port.
-struct Endpoint {
-  std::string host;
-  int port = 0;
-};
-Result<Endpoint> parse_endpoint(std::string_view text);
-std::string format_endpoint(std::string_view host, int port);
 
 } // namespace ddl::rendezvous

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "rendezvous/protocol.hpp"
-#include "src/error.hpp"
-#include "src/job.hpp"
+#include "src/util/error.hpp"
+#include "src/job/job.hpp"
 
 namespace ddl::rendezvous {
 

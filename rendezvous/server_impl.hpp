@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "rendezvous/server.hpp"
-#include "rendezvous/socket.hpp"
+#include "src/util/net.hpp"
 
 namespace ddl::rendezvous {
 

@@ -5,8 +5,8 @@
 
 #include "backends/child_process.hpp"
 #include "backends/kubernetes/pods.hpp"
-#include "src/log.hpp"
-#include "src/text.hpp"
+#include "src/util/log.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::kubernetes {
 

@@ -5,10 +5,10 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/backend.hpp"
-#include "src/error.hpp"
-#include "src/hosts.hpp"
-#include "src/job.hpp"
+#include "src/launch/backend.hpp"
+#include "src/util/error.hpp"
+#include "src/inventory/inventory.hpp"
+#include "src/job/job.hpp"
 
 namespace ddl::kubernetes {
 

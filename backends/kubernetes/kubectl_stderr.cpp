@@ -2,7 +2,7 @@
 #include "backends/kubernetes/kubectl_stderr.hpp"
 
 #include "backends/kubernetes/kubectl.hpp"
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::kubernetes {
 

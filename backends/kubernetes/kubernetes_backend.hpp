@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends/backend.hpp"
+#include "src/launch/backend.hpp"
 
 namespace ddl::kubernetes {
 

@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "src/error.hpp"
-#include "src/hosts.hpp"
+#include "src/util/error.hpp"
+#include "src/inventory/inventory.hpp"
 
 namespace ddl::kubernetes {
 

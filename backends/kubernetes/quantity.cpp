@@ -7,7 +7,7 @@
 #include <fmt/core.h>
 
 #include "backends/kubernetes/pods.hpp"
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::kubernetes {
 

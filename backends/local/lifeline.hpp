@@ -3,7 +3,7 @@
 
 #include <sys/types.h>
 
-#include "src/error.hpp"
+#include "src/util/error.hpp"
 
 namespace ddl {
 

@@ -10,7 +10,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "backends/backend.hpp"
+#include "src/launch/backend.hpp"
 #include "backends/local/lifeline.hpp"
 
 namespace ddl {

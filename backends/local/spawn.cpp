@@ -16,7 +16,7 @@
 
 #include <fmt/core.h>
 
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl {
 

@@ -5,8 +5,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "backends/backend.hpp"
-#include "src/error.hpp"
+#include "src/launch/backend.hpp"
+#include "src/util/error.hpp"
 
 namespace ddl {
 

@@ -15,8 +15,8 @@
 #include "backends/child_process.hpp"
 #include "backends/mpirun/mpirun_command.hpp"
 #include "backends/mpirun/mpirun_output.hpp"
-#include "src/render.hpp"
-#include "src/text.hpp"
+#include "src/render/render.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::mpirun {
 

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.hpp"
-#include "src/error.hpp"
-#include "src/job.hpp"
-#include "src/plan.hpp"
+#include "src/launch/backend.hpp"
+#include "src/util/error.hpp"
+#include "src/job/job.hpp"
+#include "src/plan/plan.hpp"
 
 namespace ddl::mpirun {
 

@@ -2,7 +2,7 @@
 #include "backends/mpirun/mpirun_output.hpp"
 
 #include "backends/mpirun/mpirun_command.hpp"
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::mpirun {
 

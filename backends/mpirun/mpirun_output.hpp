@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "backends/backend.hpp"
+#include "src/launch/backend.hpp"
 
 namespace ddl::mpirun {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "backends/backend.hpp"
+#include "src/launch/backend.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 

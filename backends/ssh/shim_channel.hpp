@@ -14,9 +14,9 @@
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 
-#include "backends/backend.hpp"
+#include "src/launch/backend.hpp"
 #include "backends/shim.hpp"
-#include "src/error.hpp"
+#include "src/util/error.hpp"
 
 namespace ddl {
 

@@ -10,9 +10,9 @@
 
 #include <libssh/libssh.h>
 
-#include "src/error.hpp"
-#include "src/hosts.hpp"
-#include "src/job.hpp"
+#include "src/util/error.hpp"
+#include "src/inventory/inventory.hpp"
+#include "src/job/job.hpp"
 
 namespace ddl {
 

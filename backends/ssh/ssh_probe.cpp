@@ -8,7 +8,7 @@
 #include "backends/ssh/parallel.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "backends/probe.hpp"
-#include "src/error.hpp"
-#include "src/hosts.hpp"
-#include "src/job.hpp"
+#include "src/util/error.hpp"
+#include "src/inventory/inventory.hpp"
+#include "src/job/job.hpp"
 
 namespace ddl {
 

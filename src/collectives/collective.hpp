@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "src/collectives/types.hpp"
-#include "src/error.hpp"
+#include "src/util/error.hpp"
 
 namespace ddl::coll {
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::coll {
 

@@ -14,7 +14,7 @@
 
 #include "src/collectives/ring_schedule.hpp"
 #include "src/collectives/tcp_socket.hpp"
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::coll {
 

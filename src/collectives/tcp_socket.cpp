@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::coll {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "rendezvous/socket.hpp"
-#include "src/error.hpp"
+#include "src/util/net.hpp"
+#include "src/util/error.hpp"
 
 namespace ddl::coll {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "src/hosts.hpp"
-#include "src/job.hpp"
+#include "src/inventory/inventory.hpp"
+#include "src/job/job.hpp"
 
 namespace ddl::test {
 

@@ -11,7 +11,7 @@
 #include "rendezvous/client.hpp"
 #include "rendezvous/protocol.hpp"
 #include "rendezvous/server.hpp"
-#include "rendezvous/socket.hpp"
+#include "src/util/net.hpp"
 
 namespace ddl::rendezvous::testing {
 

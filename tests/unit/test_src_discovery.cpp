@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/hosts.hpp"
+#include "src/inventory/inventory.hpp"
 
 using namespace ddl;
 

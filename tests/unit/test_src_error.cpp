@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
-#include "src/error.hpp"
+#include "src/util/error.hpp"
 
 namespace {
 ddl::Result<int> half(int n) {

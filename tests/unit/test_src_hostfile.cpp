@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
-#include "src/hosts.hpp"
+#include "src/inventory/inventory.hpp"
 
 using namespace ddl;
 

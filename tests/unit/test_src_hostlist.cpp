@@ -2,7 +2,7 @@
 // Slurm-style hostlist expansion.
 #include <catch2/catch.hpp>
 
-#include "src/hosts.hpp"
+#include "src/inventory/inventory.hpp"
 
 namespace {
 

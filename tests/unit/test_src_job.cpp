@@ -2,7 +2,7 @@
 // The job file: every key read into JobSpec, and the defaults.
 #include <catch2/catch.hpp>
 
-#include "src/job.hpp"
+#include "src/job/job.hpp"
 
 using namespace std::chrono_literals;
 

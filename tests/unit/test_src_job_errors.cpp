@@ -2,7 +2,7 @@
 // Every job-file error, with its exact text and FILE:LINE:COL.
 #include <catch2/catch.hpp>
 
-#include "src/job.hpp"
+#include "src/job/job.hpp"
 
 namespace {
 

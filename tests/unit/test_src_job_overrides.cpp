@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/job.hpp"
+#include "src/job/job.hpp"
 
 using namespace std::chrono_literals;
 

@@ -2,7 +2,7 @@
 // Durations, names and enumerations of the job file.
 #include <catch2/catch.hpp>
 
-#include "src/job.hpp"
+#include "src/job/job.hpp"
 
 using namespace std::chrono_literals;
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "src/output.hpp"
-#include "src/output_lines.hpp"
+#include "src/launch/output.hpp"
+#include "src/launch/output_lines.hpp"
 
 namespace {
 std::vector<std::string> feed_all(ddl::LineAssembler& assembler, const std::vector<std::string>& chunks) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
-#include "src/plan.hpp"
+#include "src/plan/plan.hpp"
 #include "tests/unit/plan_fixtures.hpp"
 
 using namespace ddl;

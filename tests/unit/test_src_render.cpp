@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "src/render.hpp"
+#include "src/render/render.hpp"
 #include "tests/unit/golden.hpp"
 #include "tests/unit/plan_fixtures.hpp"
 

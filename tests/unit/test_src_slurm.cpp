@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "src/hosts.hpp"
+#include "src/inventory/inventory.hpp"
 
 using namespace ddl;
 

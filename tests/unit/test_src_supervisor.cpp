@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "backends/local/local_backend.hpp"
-#include "src/signals.hpp"
-#include "src/supervisor.hpp"
+#include "src/util/signals.hpp"
+#include "src/launch/supervisor.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
-#include "src/text.hpp"
+#include "src/util/text.hpp"
 
 TEST_CASE("did_you_mean", "[text]") {
   std::vector<std::string> words = {"run", "render", "hosts"};

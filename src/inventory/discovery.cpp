@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+// The discovery script and the local GPU count: short-lived child processes,
+// bounded in time; on timeout the child's whole process group is killed.
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "src/inventory/inventory.hpp"
+#include "src/util/text.hpp"
+
+namespace ddl {
+
+namespace {
+
+constexpr std::size_t k_max_output = 4u << 20;
+
+struct Captured {
+  int status = 0;          // as from waitpid
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+};
+
+struct Pipe {
+  int read = -1;
+  int write = -1;
+  bool open() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      return false;
+    }
+    read = fds[0];
+    write = fds[1];
+    return true;
+  }
+  void close_all() {
+    for (int* fd : {&read, &write}) {
+      if (*fd >= 0) {
+        ::close(*fd);
+        *fd = -1;
+      }
+    }
+  }
+};
+
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, Pipe& out, Pipe& err, Pipe& exec_error) {
+  ::setpgid(0, 0);
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) {
+    ::dup2(null_fd, 0);
+  }
+  ::dup2(out.write, 1);
+  ::dup2(err.write, 2);
+  std::vector<char*> args;
+  for (const auto& word : argv) {
+    args.push_back(const_cast<char*>(word.c_str()));
+  }
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  int error = errno;
+  [[maybe_unused]] auto written = ::write(exec_error.write, &error, sizeof error);
+  ::_exit(127);
+}
+
+// Reads what is ready on `fd` into `sink` (beyond the cap it is dropped);
+// false at EOF.
+bool drain(int fd, std::string& sink) {
+  char buffer[8192];
+  ssize_t got = ::read(fd, buffer, sizeof buffer);
+  if (got < 0 && (errno == EINTR || errno == EAGAIN)) {
+    return true;
+  }
+  if (got <= 0) {
+    return false;
+  }
+  if (sink.size() < k_max_output) {
+    sink.append(buffer, static_cast<std::size_t>(got));
+  }
+  return true;
+}
+
+bool child_exited(pid_t pid) {
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
+}
+
+// Collects stdout and stderr until the child exits (or the deadline), then
+// kills its process group (anything it left behind) and reaps it.
+void supervise(pid_t pid, Pipe& out, Pipe& err, Millis timeout, Captured& result) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + timeout;
+  bool out_open = true;
+  bool err_open = true;
+  bool exited = false;
+  while (true) {
+    pollfd fds[2] = {{out_open ? out.read : -1, POLLIN, 0}, {err_open ? err.read : -1, POLLIN, 0}};
+    // Both pipes closed: the child is exiting, so look again soon.
+    const int ready = ::poll(fds, 2, exited ? 0 : (out_open || err_open ? 50 : 1));
+    if (ready > 0) {
+      if (out_open && (fds[0].revents & (POLLIN | POLLHUP)) != 0) {
+        out_open = drain(out.read, result.out);
+      }
+      if (err_open && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
+        err_open = drain(err.read, result.err);
+      }
+      continue;
+    }
+    if (exited || (!out_open && !err_open && child_exited(pid))) {
+      break;
+    }
+    exited = child_exited(pid);
+    if (!exited && Clock::now() >= deadline) {
+      result.timed_out = true;
+      break;
+    }
+  }
+  ::kill(-pid, SIGKILL);
+  while (::waitpid(pid, &result.status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+Result<Captured> run_captured(const std::vector<std::string>& argv, Millis timeout) {
+  Pipe out, err, exec_error;
+  if (!out.open() || !err.open() || !exec_error.open()) {
+    const int error = errno;
+    out.close_all();
+    err.close_all();
+    exec_error.close_all();
+    return fail(ExitCode::launch, fmt::format("cannot create a pipe: {}", std::strerror(error)));
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    exec_child(argv, out, err, exec_error);
+  }
+  ::close(out.write);
+  ::close(err.write);
+  ::close(exec_error.write);
+  out.write = err.write = exec_error.write = -1;
+  Captured result;
+  if (pid < 0) {
+    const int error = errno;
+    out.close_all();
+    err.close_all();
+    exec_error.close_all();
+    return fail(ExitCode::launch, fmt::format("cannot start {}: {}", argv[0], std::strerror(error)));
+  }
+  ::setpgid(pid, pid);  // also in the child: whichever runs first
+  supervise(pid, out, err, timeout, result);
+  int exec_errno = 0;
+  const bool exec_failed = ::read(exec_error.read, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+  out.close_all();
+  err.close_all();
+  exec_error.close_all();
+  if (exec_failed) {
+    return fail(ExitCode::launch, fmt::format("cannot run {}: {}", argv[0], std::strerror(exec_errno)));
+  }
+  return result;
+}
+
+std::string last_lines(std::string_view text, std::size_t count) {
+  text = trim(text);
+  std::size_t start = text.size();
+  for (std::size_t lines = 0; start > 0 && lines < count; --start) {
+    if (text[start - 1] == '\n' && ++lines == count) {
+      break;
+    }
+  }
+  return std::string(text.substr(start));
+}
+
+std::string exit_text(int status) {
+  if (WIFSIGNALED(status)) {
+    return fmt::format("was killed by signal {}", WTERMSIG(status));
+  }
+  return fmt::format("exited with status {}", WEXITSTATUS(status));
+}
+
+int count_proc_gpus() {
+  DIR* dir = ::opendir("/proc/driver/nvidia/gpus");
+  if (dir == nullptr) {
+    return 0;
+  }
+  int count = 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] != '.') {
+      ++count;
+    }
+  }
+  ::closedir(dir);
+  return count;
+}
+
+} // namespace
+
+Result<Inventory> script_inventory(const std::string& script, Millis timeout, int default_slots) {
+  auto run = run_captured({script}, timeout);
+  if (!run) {
+    return fail(ExitCode::launch, "discovery script: " + run.error().message);
+  }
+  if (run->timed_out) {
+    return fail(ExitCode::launch,
+                fmt::format("discovery script {} did not finish within {}; it was killed", script,
+                            format_duration(timeout)));
+  }
+  if (!WIFEXITED(run->status) || WEXITSTATUS(run->status) != 0) {
+    std::string stderr_tail = last_lines(run->err, 10);
+    return fail(ExitCode::launch,
+                fmt::format("discovery script {} {}{}{}", script, exit_text(run->status),
+                            stderr_tail.empty() ? "" : ":\n", stderr_tail));
+  }
+  if (trim(run->out).empty()) {
+    return fail(ExitCode::launch, fmt::format("discovery script {} printed no hosts", script));
+  }
+  auto specs = parse_hostfile(run->out, script + " (output)");
+  if (!specs) {
+    return fail(specs.error());
+  }
+  Inventory inventory;
+  for (const auto& spec : *specs) {
+    inventory.push_back(Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, "script"});
+  }
+  return inventory;
+}
+
+int local_gpu_count() {
+  auto run = run_captured({"nvidia-smi", "-L"}, Millis{10'000});
+  if (run && !run->timed_out && WIFEXITED(run->status) && WEXITSTATUS(run->status) == 0) {
+    int count = 0;
+    for (const auto& line : split(run->out, '\n')) {
+      count += line.starts_with("GPU ") ? 1 : 0;
+    }
+    return count;
+  }
+  return count_proc_gpus();
+}
+
+} // namespace ddl

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// discover_hosts: the one host source of a job, or this machine alone.
+#include <cstdlib>
+#include <fmt/core.h>
+#include <fstream>
+#include <sstream>
+
+#include "src/inventory/inventory.hpp"
+
+namespace ddl {
+
+namespace {
+
+constexpr std::size_t k_max_hostfile_bytes = 16u << 20;
+
+Host host_from(const HostSpec& spec, int default_slots, const char* source) {
+  return Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, source};
+}
+
+Result<Inventory> list_inventory(const JobSpec& job) {
+  Inventory inventory;
+  for (const auto& item : job.hosts.list) {
+    auto specs = expand_hostlist(item);
+    if (!specs) {
+      return fail(ExitCode::usage, fmt::format("hosts '{}': {}", item, specs.error().message));
+    }
+    for (const auto& spec : *specs) {
+      if (auto why = host_name_problem(spec.name)) {
+        return fail(ExitCode::usage, fmt::format("bad host name '{}': {}", spec.name, *why));
+      }
+      for (const auto& known : inventory) {
+        if (known.name == spec.name) {
+          return fail(ExitCode::usage, fmt::format("host '{}' is listed twice", spec.name));
+        }
+      }
+      inventory.push_back(host_from(spec, job.hosts.slots.value_or(1), "list"));
+    }
+  }
+  return inventory;
+}
+
+Result<Inventory> hostfile_inventory(const JobSpec& job) {
+  const std::string& path = job.hosts.hostfile;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return fail(ExitCode::usage, fmt::format("cannot read hostfile {}", path));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().size() > k_max_hostfile_bytes) {
+    return fail(ExitCode::usage, fmt::format("hostfile {} is larger than 16 MiB", path));
+  }
+  auto specs = parse_hostfile(text.str(), path);
+  if (!specs) {
+    return fail(specs.error());
+  }
+  Inventory inventory;
+  for (const auto& spec : *specs) {
+    inventory.push_back(host_from(spec, job.hosts.slots.value_or(1), "hostfile"));
+  }
+  return inventory;
+}
+
+// No host source: this machine, with --np slots, else one per local GPU, else one.
+Inventory local_inventory(const JobSpec& job) {
+  Host host{"localhost", "127.0.0.1", 1, {}, "local"};
+  const int gpus = local_gpu_count();
+  for (int g = 0; g < gpus; ++g) {
+    host.gpus.push_back(g);
+  }
+  if (job.launch.np) {
+    host.slots = *job.launch.np;
+  } else if (job.hosts.slots) {
+    host.slots = *job.hosts.slots;
+  } else if (gpus > 0) {
+    host.slots = gpus;
+  }
+  return {host};
+}
+
+} // namespace
+
+Result<Inventory> discover_hosts(const JobSpec& job) {
+  if (!job.hosts.list.empty()) {
+    return list_inventory(job);
+  }
+  if (!job.hosts.hostfile.empty()) {
+    return hostfile_inventory(job);
+  }
+  if (job.hosts.slurm) {
+    return slurm_inventory([](const char* name) { return std::getenv(name); });
+  }
+  if (!job.hosts.discovery_script.empty()) {
+    return script_inventory(job.hosts.discovery_script, job.hosts.discovery_timeout,
+                            job.hosts.slots.value_or(1));
+  }
+  return local_inventory(job);
+}
+
+} // namespace ddl

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "src/util/error.hpp"
+#include "src/job/hostlist.hpp"
+#include "src/job/job.hpp"
+
+namespace ddl {
+
+// One machine that ranks run on.
+struct Host {
+  std::string name;      // as given (list, hostfile, pod name)
+  std::string address;   // what to connect to; = name unless known otherwise
+  int slots = 1;
+  std::vector<int> gpus; // GPU indices known for this host (may be empty)
+  std::string source;    // "list", "hostfile", "slurm", "script", "local", "kubernetes"
+};
+
+using Inventory = std::vector<Host>;
+
+
+// Hostfiles: OpenMPI/DeepSpeed ("host slots=N", "#" comments) and MPICH
+// ("host:N"). Errors name `origin`:LINE. Duplicate hosts are an error.
+Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, const std::string& origin);
+
+// "2(x3),1" -> {2,2,2,1}.
+Result<std::vector<int>> parse_slurm_tasks_per_node(std::string_view text);
+
+// Reads the Slurm allocation from the environment.
+Result<Inventory> slurm_inventory(const std::function<const char*(const char*)>& getenv_fn);
+
+// Runs the discovery script (bounded by `timeout`), parses host[:slots] lines.
+Result<Inventory> script_inventory(const std::string& script, Millis timeout, int default_slots);
+
+// Counts local GPUs (nvidia-smi or /proc/driver/nvidia/gpus), 0 when none.
+int local_gpu_count();
+
+// Finds the hosts for `job` from its one host source (-H / list, hostfile,
+// slurm, discovery script); none: this machine alone. Kubernetes pods and
+// slots = "gpus" probing are done by the backends before the plan.
+Result<Inventory> discover_hosts(const JobSpec& job);
+
+} // namespace ddl

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+// Slurm-style hostlist expansion: "node[01-04,07]:8,gpu-a:4".
+#include <charconv>
+
+#include <fmt/core.h>
+
+#include "src/job/hostlist.hpp"
+#include "src/util/text.hpp"
+
+namespace ddl {
+
+namespace {
+
+// The most hosts one item may expand to (Slurm's limit per range).
+constexpr std::size_t k_max_hosts = 65536;
+constexpr std::size_t k_max_number_digits = 9;
+
+Unexpected bad(std::string message) {
+  return fail(ExitCode::usage, std::move(message));
+}
+
+std::string show(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+  }
+  return out + "'";
+}
+
+std::optional<long long> number(std::string_view digits) {
+  if (digits.empty() || digits.size() > k_max_number_digits) {
+    return std::nullopt;
+  }
+  return parse_int(digits);
+}
+
+// "01-04,07" -> {"01","02","03","04","07"}; `item` is for messages.
+Result<std::vector<std::string>> expand_ranges(std::string_view ranges, std::string_view item) {
+  std::vector<std::string> out;
+  if (ranges.empty()) {
+    return bad(fmt::format("empty brackets in {}", show(item)));
+  }
+  for (const std::string& range : split(ranges, ',')) {
+    std::size_t dash = range.find('-');
+    std::string_view low_text = std::string_view(range).substr(0, dash);
+    std::string_view high_text =
+        dash == std::string::npos ? low_text : std::string_view(range).substr(dash + 1);
+    auto low = number(low_text);
+    auto high = number(high_text);
+    if (!low || !high) {
+      return bad(fmt::format("bad range {} in {}", show(range), show(item)));
+    }
+    if (*high < *low) {
+      return bad(fmt::format("reversed range {} in {}", show(range), show(item)));
+    }
+    if (static_cast<std::size_t>(*high - *low) + out.size() >= k_max_hosts) {
+      return bad(fmt::format("{} expands to more than {} hosts", show(item), k_max_hosts));
+    }
+    // A leading zero fixes the width: 01-10 -> 01..10.
+    std::size_t width = low_text.size() > 1 && low_text[0] == '0' ? low_text.size() : 0;
+    for (long long n = *low; n <= *high; ++n) {
+      out.push_back(fmt::format("{:0{}}", n, width));
+    }
+  }
+  return out;
+}
+
+// "r[1-2]n[1-2]-ib" -> r1n1-ib, r1n2-ib, r2n1-ib, r2n2-ib (leftmost slowest).
+Result<std::vector<std::string>> expand_name(std::string_view name, std::string_view item) {
+  std::vector<std::string> names = {""};
+  std::size_t pos = 0;
+  while (pos < name.size()) {
+    std::size_t open = name.find_first_of("[]", pos);
+    std::string_view literal = name.substr(pos, open == std::string_view::npos ? name.npos
+                                                                               : open - pos);
+    for (std::string& partial : names) {
+      partial += literal;
+    }
+    if (open == std::string_view::npos) {
+      break;
+    }
+    if (name[open] == ']') {
+      return bad(fmt::format("']' without '[' in {}", show(item)));
+    }
+    std::size_t close = name.find_first_of("[]", open + 1);
+    if (close == std::string_view::npos) {
+      return bad(fmt::format("'[' without ']' in {}", show(item)));
+    }
+    if (name[close] == '[') {
+      return bad(fmt::format("nested '[' in {}", show(item)));
+    }
+    auto values = expand_ranges(name.substr(open + 1, close - open - 1), item);
+    if (!values) {
+      return fail(values.error());
+    }
+    if (names.size() * values->size() > k_max_hosts) {
+      return bad(fmt::format("{} expands to more than {} hosts", show(item), k_max_hosts));
+    }
+    std::vector<std::string> product;
+    product.reserve(names.size() * values->size());
+    for (const std::string& partial : names) {
+      for (const std::string& value : *values) {
+        product.push_back(partial + value);
+      }
+    }
+    names = std::move(product);
+    pos = close + 1;
+  }
+  return names;
+}
+
+Result<std::optional<int>> parse_slots(std::string_view text, std::string_view item) {
+  auto slots = number(text);
+  if (!slots || *slots < 1) {
+    return bad(fmt::format("bad slot count {} in {}", show(text), show(item)));
+  }
+  return std::optional<int>(static_cast<int>(*slots));
+}
+
+// One comma-separated item: "[v6]:slots", bare IPv6, or "pattern[:slots]".
+Result<std::vector<HostSpec>> expand_item(std::string_view item) {
+  if (item.starts_with('[')) {
+    std::size_t close = item.find(']');
+    if (close == item.npos) {
+      return bad(fmt::format("'[' without ']' in {}", show(item)));
+    }
+    std::string_view inside = item.substr(1, close - 1);
+    if (inside.find(':') != item.npos) {
+      std::string_view rest = item.substr(close + 1);
+      HostSpec host{std::string(inside), std::nullopt};
+      if (!rest.empty() && rest[0] != ':') {
+        return bad(fmt::format("unexpected {} after ']' in {}", show(rest), show(item)));
+      }
+      if (!rest.empty()) {
+        auto slots = parse_slots(rest.substr(1), item);
+        if (!slots) {
+          return fail(slots.error());
+        }
+        host.slots = *slots;
+      }
+      return std::vector<HostSpec>{host};
+    }
+  }
+  std::size_t colon = item.find(':');
+  std::string_view pattern = item;
+  std::optional<int> slots;
+  bool bare_ipv6 = colon != item.npos && item.find(':', colon + 1) != item.npos &&
+                   item.find_first_of("[]") == item.npos;
+  if (bare_ipv6) {
+    std::string_view address = item.substr(0, item.find('%'));
+    if (address.find_first_not_of("0123456789abcdefABCDEF:.") != item.npos) {
+      return bad(fmt::format("bad host {}: write an IPv6 address with slots as [ADDRESS]:SLOTS",
+                             show(item)));
+    }
+    return std::vector<HostSpec>{HostSpec{std::string(item), std::nullopt}};
+  }
+  if (colon != item.npos) {
+    pattern = item.substr(0, colon);
+    auto parsed = parse_slots(item.substr(colon + 1), item);
+    if (!parsed) {
+      return fail(parsed.error());
+    }
+    slots = *parsed;
+  }
+  if (pattern.empty()) {
+    return bad(fmt::format("empty host name in {}", show(item)));
+  }
+  auto names = expand_name(pattern, item);
+  if (!names) {
+    return fail(names.error());
+  }
+  std::vector<HostSpec> hosts;
+  hosts.reserve(names->size());
+  for (std::string& name : *names) {
+    hosts.push_back(HostSpec{std::move(name), slots});
+  }
+  return hosts;
+}
+
+} // namespace
+
+Result<std::vector<HostSpec>> expand_hostlist(std::string_view text) {
+  if (trim(text).empty()) {
+    return bad("empty host list");
+  }
+  std::vector<std::string_view> items;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    char c = i < text.size() ? text[i] : ',';
+    if (c == '[') {
+      ++depth;
+    } else if (c == ']' && depth > 0) {
+      --depth;
+    } else if (c == ',' && (depth == 0 || i == text.size())) {
+      items.push_back(trim(text.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  std::vector<HostSpec> hosts;
+  for (std::string_view item : items) {
+    if (item.empty()) {
+      return bad(fmt::format("empty host in {}", show(text)));
+    }
+    auto expanded = expand_item(item);
+    if (!expanded) {
+      return fail(expanded.error());
+    }
+    if (hosts.size() + expanded->size() > k_max_hosts) {
+      return bad(fmt::format("{} expands to more than {} hosts", show(text), k_max_hosts));
+    }
+    hosts.insert(hosts.end(), expanded->begin(), expanded->end());
+  }
+  return hosts;
+}
+
+} // namespace ddl

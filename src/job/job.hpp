@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/util/duration.hpp"
+#include "src/util/env.hpp"
+#include "src/util/error.hpp"
+
+namespace ddl {
+
+
+
+enum class BackendKind { local, ssh, kubernetes, mpirun };
+enum class HostKeyCheck { yes, accept_new, no };
+enum class Framework { torch, tensorflow, horovod, jax, mpi };
+
+struct HostsSection {
+  std::vector<std::string> list;  // hostlist specs, e.g. "node[01-04]:8"
+  std::string hostfile;           // OpenMPI/DeepSpeed or MPICH form
+  bool slurm = false;             // read SLURM_JOB_NODELIST and friends
+  std::string discovery_script;   // prints host[:slots] lines
+  Millis discovery_timeout{60'000};
+  std::optional<int> slots;       // per host when the spec has none
+  bool slots_from_gpus = false;   // slots = "gpus": probe each host
+};
+
+struct LaunchSection {
+  BackendKind backend = BackendKind::local;
+  std::optional<int> np;          // default: sum of slots
+  bool bind_gpus = true;
+};
+
+struct SshSection {
+  std::string user;               // empty: current user / ssh config
+  std::optional<int> port;        // empty: 22 / ssh config
+  std::string identity;
+  std::string config = "~/.ssh/config";  // "none" skips it
+  std::string known_hosts = "~/.ssh/known_hosts";
+  HostKeyCheck host_key_check = HostKeyCheck::yes;
+  Millis connect_timeout{10'000};
+  int fanout = 64;
+  std::string remote_ddl;         // empty: the launcher's own path
+};
+
+struct KubernetesSection {
+  std::string namespace_ = "default";
+  std::string selector;
+  std::string container;
+  std::string kubectl = "kubectl";
+  std::string context;
+};
+
+struct RendezvousSection {
+  std::string address = "auto";
+  int port = 0;
+  Millis timeout{300'000};
+};
+
+struct TorchSection {
+  int master_port = 29500;
+};
+
+struct TensorflowSection {
+  int chief = 1;
+  int ps = 0;
+  int evaluator = 0;
+  int port = 2222;
+};
+
+// The whole validated job: the job file merged with command-line overrides.
+struct JobSpec {
+  std::string source;             // job file path, or "" when options alone
+  std::string name;               // default: file stem, else "ddl"
+  std::vector<std::string> command;
+  bool command_is_shell = false;  // true: command[0] is run by /bin/sh -c
+  std::string workdir;            // default: the launcher's cwd
+  EnvList env;
+  std::vector<std::string> env_pass;  // names or NAME_* globs
+  std::vector<Framework> frameworks{Framework::torch};
+  std::optional<Millis> timeout;
+  int max_restarts = 0;
+  Millis grace{10'000};
+  std::string log_dir;
+
+  HostsSection hosts;
+  LaunchSection launch;
+  SshSection ssh;
+  KubernetesSection kubernetes;
+  RendezvousSection rendezvous;
+  TorchSection torch;
+  TensorflowSection tensorflow;
+};
+
+// Command-line options that override the job file (DESIGN.md "Command line").
+struct Overrides {
+  std::vector<std::string> hosts;          // -H, may repeat; comma lists
+  std::optional<std::string> hostfile;
+  std::optional<std::string> backend;      // validated like the file's key
+  std::optional<int> np;
+  std::optional<std::string> timeout;      // duration text
+  std::optional<int> max_restarts;
+  std::optional<std::string> log_dir;
+  std::vector<std::string> env;            // -x K=V
+  std::vector<std::string> command;        // after --
+};
+
+// Largest job file ddl reads; anything bigger is refused.
+inline constexpr std::size_t k_max_job_file_bytes = 1 << 20;
+
+// Reads, parses and validates `path` (may be empty: options alone), applies
+// `overrides`, and reports every problem at once, one per line, as
+// "FILE:LINE:COL: message". Errors have ExitCode::usage.
+Result<JobSpec> load_job(const std::string& path, const Overrides& overrides);
+
+// The same from text already in memory (`origin` names it in messages).
+Result<JobSpec> parse_job(std::string_view text, const std::string& origin,
+                          const Overrides& overrides);
+
+
+
+// A host name ddl accepts: not empty, no leading '-', no space or shell
+// metacharacter. Returns the reason when not.
+std::optional<std::string> host_name_problem(std::string_view name);
+
+// For run and bench: an error when `job` has no command (neither [job] command
+// nor words after "--"). Loading does not require one: render and hosts don't.
+Result<void> require_command(const JobSpec& job);
+
+std::string_view to_string(BackendKind kind);
+std::string_view to_string(Framework framework);
+std::optional<BackendKind> parse_backend(std::string_view text);
+std::string_view to_string(HostKeyCheck check);
+
+} // namespace ddl

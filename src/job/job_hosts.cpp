@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+// [hosts], the command-line overrides, and the host-source file checks.
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "src/job/job_reader.hpp"
+
+namespace ddl::job_detail {
+
+namespace {
+
+constexpr std::string_view k_sources = "list, hostfile, slurm, discovery_script";
+
+// Files named in the job file are relative to the job file's directory, and a
+// relative path always holds a '/', so that running it never searches PATH.
+std::string relative_to_job(const std::string& path, const std::string& origin) {
+  if (path.starts_with("~/")) {
+    if (const char* home = std::getenv("HOME")) {
+      return std::string(home) + path.substr(1);
+    }
+  }
+  if (path.empty() || path.starts_with('/')) {
+    return path;
+  }
+  std::filesystem::path dir = std::filesystem::path(origin).parent_path();
+  if (dir.empty()) {
+    return path.find('/') == std::string::npos ? "./" + path : path;
+  }
+  return (dir / path).string();
+}
+
+// One element of [hosts] list: a hostlist spec; reports its problems.
+void read_host_spec(const Section& s, const toml::node& item, std::string_view label,
+                    JobSpec& job) {
+  const auto* spec = item.as_string();
+  if (spec == nullptr) {
+    s.diag().at(item, fmt::format("{}: expected a string, got {}", label,
+                                  type_phrase(item.type())));
+    return;
+  }
+  if (auto problem = host_spec_problem(spec->get())) {
+    s.diag().at(item, fmt::format("hosts.list: {}", *problem));
+    return;
+  }
+  job.hosts.list.push_back(spec->get());
+}
+
+void read_list(const Section& s, JobSpec& job) {
+  const toml::node* value = s.node("list");
+  if (value == nullptr) {
+    return;
+  }
+  if (value->is_string()) {
+    read_host_spec(s, *value, "hosts.list", job);
+    return;
+  }
+  const auto* items = value->as_array();
+  if (items == nullptr) {
+    s.wrong_type("list", *value, "an array of strings");
+    return;
+  }
+  if (items->empty()) {
+    s.diag().at(*value, "hosts.list: must not be empty");
+  }
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    read_host_spec(s, *items->get(i), fmt::format("hosts.list[{}]", i), job);
+  }
+}
+
+void read_slots(const Section& s, JobSpec& job) {
+  const toml::node* value = s.node("slots");
+  if (value == nullptr) {
+    return;
+  }
+  if (const auto* text = value->as_string()) {
+    if (text->get() == "gpus") {
+      job.hosts.slots_from_gpus = true;
+    } else {
+      s.diag().at(*value, fmt::format("hosts.slots: expected an integer or \"gpus\", got {}",
+                                      quote_text(text->get())));
+    }
+    return;
+  }
+  if (!value->is_integer()) {
+    s.wrong_type("slots", *value, "an integer or \"gpus\"");
+    return;
+  }
+  int slots = 0;
+  if (s.read_int("slots", slots, 1, INT_MAX)) {
+    job.hosts.slots = slots;
+  }
+}
+
+// A path key that must not be empty; returns its place when read.
+Position read_path(const Section& s, std::string_view key, const std::string& origin,
+                   std::string& out) {
+  std::string path;
+  if (!s.read_string(key, path)) {
+    return {};
+  }
+  if (path.empty()) {
+    s.diag().at(*s.node(key), fmt::format("{}: must not be empty", s.label(key)));
+    return {};
+  }
+  out = relative_to_job(path, origin);
+  return position_of(s.node(key)->source());
+}
+
+std::string errno_text(int error) { return std::generic_category().message(error); }
+
+std::optional<std::string> hostfile_problem(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return fmt::format("cannot read {}: {}", quote_text(path), errno_text(errno));
+  }
+  struct stat info {};
+  bool is_dir = ::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode);
+  ::close(fd);
+  if (is_dir) {
+    return fmt::format("{} is a directory", quote_text(path));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> script_problem(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return fmt::format("cannot run {}: {}", quote_text(path), errno_text(errno));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    return fmt::format("{} is a directory", quote_text(path));
+  }
+  if (::access(path.c_str(), X_OK) != 0) {
+    return fmt::format("{} is not executable", quote_text(path));
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+void read_hosts(const Section& s, const std::string& origin, JobSpec& job, SourcePlaces& places) {
+  std::vector<std::pair<Position, std::string>> sources;
+  for (std::string_view key : {"list", "hostfile", "slurm", "discovery_script"}) {
+    const toml::node* value = s.node(key);
+    if (value != nullptr && value->value_or(true)) {
+      sources.emplace_back(position_of(value->source()), std::string(key));
+    }
+  }
+  std::sort(sources.begin(), sources.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.first.line, a.first.column) < std::pair(b.first.line, b.first.column);
+  });
+  for (std::size_t i = 1; i < sources.size(); ++i) {
+    s.diag().at(sources[i].first,
+                fmt::format("hosts.{}: conflicts with hosts.{}; give only one of {}",
+                            sources[i].second, sources[0].second, k_sources));
+  }
+  read_list(s, job);
+  places.hostfile = read_path(s, "hostfile", origin, job.hosts.hostfile);
+  s.read_bool("slurm", job.hosts.slurm);
+  places.discovery_script = read_path(s, "discovery_script", origin, job.hosts.discovery_script);
+  s.read_duration("discovery_timeout", job.hosts.discovery_timeout, false);
+  read_slots(s, job);
+}
+
+namespace {
+
+void apply_host_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places,
+                          Diagnostics& diag) {
+  if (o.hosts.empty() && !o.hostfile) {
+    return;
+  }
+  if (!o.hosts.empty() && o.hostfile) {
+    diag.option("--hostfile: cannot be combined with --hosts");
+  }
+  for (const std::string& spec : o.hosts) {
+    if (auto problem = host_spec_problem(spec)) {
+      diag.option("--hosts: " + *problem);
+    }
+  }
+  if (o.hostfile && o.hostfile->empty()) {
+    diag.option("--hostfile: must not be empty");
+  }
+  job.hosts.list = o.hosts;
+  job.hosts.hostfile = o.hosts.empty() ? o.hostfile.value_or("") : "";
+  job.hosts.slurm = false;
+  job.hosts.discovery_script.clear();
+  places = SourcePlaces{};
+}
+
+void apply_env_override(const std::string& assignment, JobSpec& job, Diagnostics& diag) {
+  std::size_t equals = assignment.find('=');
+  if (equals == std::string::npos) {
+    diag.option(fmt::format("--env: {} is not NAME=VALUE", quote_text(assignment)));
+    return;
+  }
+  std::string name = assignment.substr(0, equals);
+  if (!is_env_name(name)) {
+    diag.option(fmt::format("--env: {} is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)",
+                            quote_text(name)));
+    return;
+  }
+  std::string value = assignment.substr(equals + 1);
+  auto existing = std::find_if(job.env.begin(), job.env.end(),
+                               [&](const auto& entry) { return entry.first == name; });
+  if (existing != job.env.end()) {
+    existing->second = std::move(value);
+  } else {
+    job.env.emplace_back(std::move(name), std::move(value));
+  }
+}
+
+} // namespace
+
+void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Diagnostics& diag) {
+  apply_host_overrides(o, job, places, diag);
+  if (o.backend) {
+    if (auto kind = parse_backend(*o.backend)) {
+      job.launch.backend = *kind;
+    } else {
+      diag.option("--backend: " +
+                  choice_problem(*o.backend, {"local", "ssh", "kubernetes", "mpirun"}));
+    }
+  }
+  if (o.np) {
+    if (*o.np < 1) {
+      diag.option("--np: must be at least 1");
+    } else {
+      job.launch.np = *o.np;
+    }
+  }
+  if (o.timeout) {
+    auto timeout = parse_duration(*o.timeout);
+    if (!timeout) {
+      diag.option("--timeout: " + duration_problem(*o.timeout));
+    } else if (timeout->count() == 0) {
+      diag.option("--timeout: must be longer than 0");
+    } else {
+      job.timeout = *timeout;
+    }
+  }
+  if (o.max_restarts) {
+    if (*o.max_restarts < 0) {
+      diag.option("--max-restarts: must be at least 0");
+    } else {
+      job.max_restarts = *o.max_restarts;
+    }
+  }
+  if (o.log_dir) {
+    job.log_dir = *o.log_dir;
+  }
+  for (const std::string& assignment : o.env) {
+    apply_env_override(assignment, job, diag);
+  }
+  if (!o.command.empty()) {
+    job.command = o.command;
+    job.command_is_shell = false;
+  }
+}
+
+void check_source_files(const JobSpec& job, const SourcePlaces& places, Diagnostics& diag) {
+  auto report = [&diag](Position where, std::string_view key, std::string_view flag,
+                        const std::string& problem) {
+    if (where.line != 0) {
+      diag.at(where, fmt::format("hosts.{}: {}", key, problem));
+    } else {
+      diag.option(fmt::format("{}: {}", flag, problem));
+    }
+  };
+  if (!job.hosts.hostfile.empty()) {
+    if (auto problem = hostfile_problem(job.hosts.hostfile)) {
+      report(places.hostfile, "hostfile", "--hostfile", *problem);
+    }
+  }
+  if (!job.hosts.discovery_script.empty()) {
+    if (auto problem = script_problem(job.hosts.discovery_script)) {
+      report(places.discovery_script, "discovery_script", "discovery_script", *problem);
+    }
+  }
+}
+
+} // namespace ddl::job_detail

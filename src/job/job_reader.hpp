@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+// Internal to the job-file loader: error collection and typed key readers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "src/job/job.hpp"
+
+namespace ddl::job_detail {
+
+// A place in the job file; line 0 means "no place" (a command-line option).
+struct Position {
+  std::uint32_t line = 0;
+  std::uint32_t column = 0;
+};
+
+Position position_of(const toml::source_region& region);
+
+// Collects every problem so that all are reported at once.
+class Diagnostics {
+ public:
+  explicit Diagnostics(std::string origin) : origin_(std::move(origin)) {}
+  void at(Position where, std::string message);
+  void at(const toml::node& node, std::string message) { at(position_of(node.source()), std::move(message)); }
+  // A problem with a command-line option: printed without a file position.
+  void option(std::string message) { at(Position{}, std::move(message)); }
+  bool empty() const { return entries_.empty(); }
+  // One line per problem: file problems by position, then option problems.
+  std::string text() const;
+
+ private:
+  struct Entry {
+    Position where;
+    std::size_t order = 0;
+    std::string message;
+  };
+  std::string origin_;
+  std::vector<Entry> entries_;
+};
+
+// 'text' in single quotes, with control bytes written as \xNN.
+std::string quote_text(std::string_view text);
+// "a string", "an integer", ... for "expected X, got Y".
+std::string_view type_phrase(toml::node_type type);
+
+// The keys of one [section]: reports unknown keys on construction, then reads
+// typed values. A reader leaves `out` alone and returns false when the key is
+// absent or wrong (the problem is recorded).
+class Section {
+ public:
+  Section(const toml::table* table, std::string name, Diagnostics& diag);
+
+  const toml::node* node(std::string_view key) const;
+  std::string label(std::string_view key) const { return name_ + "." + std::string(key); }
+  Diagnostics& diag() const { return diag_; }
+  void wrong_type(std::string_view key, const toml::node& node, std::string_view expected) const;
+
+  bool read_string(std::string_view key, std::string& out) const;
+  bool read_bool(std::string_view key, bool& out) const;
+  bool read_int(std::string_view key, int& out, long long min, long long max) const;
+  bool read_duration(std::string_view key, Millis& out, bool allow_zero) const;
+
+ private:
+  const toml::table* table_;
+  std::string name_;
+  Diagnostics& diag_;
+};
+
+// The keys each section accepts, and the sections, for unknown-key hints.
+const std::vector<std::string>& section_names();
+const std::vector<std::string>& section_keys(std::string_view section);
+
+// "must be at least 1", "must be between 1 and 65535", "must be 0 or 1".
+std::string range_message(long long min, long long max);
+std::string duration_problem(std::string_view text);
+// "'x' is not one of a, b, c; did you mean 'y'?"
+std::string choice_problem(std::string_view value, const std::vector<std::string>& choices);
+// "bad host name 'x': <why>" for the first bad name `specs` expand to, or the
+// hostlist's own error.
+std::optional<std::string> host_spec_problem(std::string_view spec);
+
+// Where host-source files named in the job file were given (for messages).
+struct SourcePlaces {
+  Position hostfile;
+  Position discovery_script;
+};
+
+void read_sections(const toml::table& root, const std::string& origin, JobSpec& job,
+                   SourcePlaces& places, Diagnostics& diag);
+void apply_overrides(const Overrides& overrides, JobSpec& job, SourcePlaces& places,
+                     Diagnostics& diag);
+// Checks that the effective hostfile is readable and the discovery script runnable.
+void check_source_files(const JobSpec& job, const SourcePlaces& places, Diagnostics& diag);
+
+} // namespace ddl::job_detail

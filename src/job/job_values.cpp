@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// Small value types of the job file: durations, names, enumerations.
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "src/job/job.hpp"
+
+namespace ddl {
+
+std::optional<std::string> host_name_problem(std::string_view name) {
+  if (name.empty()) {
+    return "is empty";
+  }
+  if (name[0] == '-') {
+    return "starts with '-'";
+  }
+  static constexpr std::string_view metacharacters = "|&;<>()$`\\\"'*?[]#~{}!^=,";
+  for (char c : name) {
+    auto byte = static_cast<unsigned char>(c);
+    if (c == ' ' || c == '\t') {
+      return "contains a space";
+    }
+    if (byte < 0x20 || byte == 0x7f) {
+      return "contains a control character";
+    }
+    if (byte >= 0x80) {
+      return "contains a non-ASCII character";
+    }
+    if (metacharacters.find(c) != std::string_view::npos) {
+      return fmt::format("contains the shell metacharacter '{}'", c);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(BackendKind kind) {
+  switch (kind) {
+  case BackendKind::local: return "local";
+  case BackendKind::ssh: return "ssh";
+  case BackendKind::kubernetes: return "kubernetes";
+  case BackendKind::mpirun: return "mpirun";
+  }
+  return "local";
+}
+
+std::string_view to_string(Framework framework) {
+  switch (framework) {
+  case Framework::torch: return "torch";
+  case Framework::tensorflow: return "tensorflow";
+  case Framework::horovod: return "horovod";
+  case Framework::jax: return "jax";
+  case Framework::mpi: return "mpi";
+  }
+  return "torch";
+}
+
+std::string_view to_string(HostKeyCheck check) {
+  switch (check) {
+  case HostKeyCheck::yes: return "yes";
+  case HostKeyCheck::accept_new: return "accept-new";
+  case HostKeyCheck::no: return "no";
+  }
+  return "yes";
+}
+
+std::optional<BackendKind> parse_backend(std::string_view text) {
+  for (auto kind : {BackendKind::local, BackendKind::ssh, BackendKind::kubernetes,
+                    BackendKind::mpirun}) {
+    if (to_string(kind) == text) {
+      return kind;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace ddl

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/launch/backend.hpp"
+#include "src/util/error.hpp"
+
+namespace ddl {
+
+struct OutputOptions {
+  bool json = false;        // JSON Lines events on stdout instead of tagged text
+  std::string log_dir;      // also one file per rank and attempt when set
+  int stdout_fd = 1;
+  int stderr_fd = 2;
+};
+
+// What ends a job, for the summary event.
+struct JobSummary {
+  int exit_code = 0;
+  std::string result;       // ok | failed | timeout | interrupted | launch_error | rendezvous_timeout
+  int attempts = 1;
+  double elapsed_s = 0;
+  int failed_rank = -1;     // first failing rank, -1 when none
+  std::string host;         // its host
+  RankExit how;             // how it ended
+};
+
+// The sinks of a run: tagged lines ("[RANK] line") on ddl's stdout/stderr
+// (each rank stream to the same stream of ddl), or JSON Lines events; plus
+// per-rank log files. Thread-safe; every line is one write under a lock, so
+// lines never mix.
+class Output {
+public:
+  explicit Output(OutputOptions options);
+  ~Output();
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+
+  // Opens DIR/rank-R.attempt-A.log for every rank (creating DIR).
+  Result<void> begin_attempt(int attempt, int world_size);
+  void end_attempt();
+
+  void started(int rank, std::string_view host, long pid, int attempt);
+  void line(int rank, Stream stream, std::string_view text);
+  void exited(int rank, const RankExit& how);
+  void restarting(int attempt, int max_restarts);
+  void summary(const JobSummary& summary);
+  // A message of ddl itself on stderr (already formatted, with its newline).
+  void message(std::string_view text);
+
+  // True once a write to stdout failed with EPIPE (the reader went away).
+  bool stdout_closed() const { return stdout_closed_.load(); }
+  // Called once, from the writing thread, when stdout first closes.
+  void on_stdout_closed(std::function<void()> callback);
+
+private:
+  void write_out(std::string_view a, std::string_view b = {}, std::string_view c = {});
+  void write_err(std::string_view a, std::string_view b = {}, std::string_view c = {});
+  void write_log(int rank, std::string_view text);
+
+  OutputOptions options_;
+  std::mutex mutex_;
+  std::vector<int> log_fds_;
+  std::atomic<bool> stdout_closed_{false};
+  std::function<void()> stdout_closed_callback_;
+};
+
+// "SIGKILL" for 9; "signal N" when unknown.
+std::string signal_name(int signo);
+// "exit code 3" or "SIGKILL".
+std::string describe_exit(const RankExit& how);
+// ISO 8601 UTC with milliseconds, for JSON events.
+std::string event_time_now();
+// `text` with every invalid UTF-8 byte replaced by U+FFFD (JSON needs UTF-8).
+std::string valid_utf8(std::string_view text);
+// Writes all of the buffers with one writev (repeated on partial writes).
+// False on error (errno is kept: EPIPE when the reader went away).
+bool write_fully(int fd, std::string_view a, std::string_view b = {}, std::string_view c = {});
+
+} // namespace ddl

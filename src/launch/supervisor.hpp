@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "src/launch/backend.hpp"
+#include "src/util/error.hpp"
+#include "src/launch/output.hpp"
+#include "src/plan/plan.hpp"
+
+namespace ddl {
+
+struct SupervisorOptions {
+  std::optional<Millis> timeout;  // the whole job, all attempts
+  int max_restarts = 0;
+  Millis grace{10'000};           // between SIGTERM and SIGKILL
+  OutputOptions output;
+  // Asked about every 100 ms while ranks run: an Error stops the gang (TERM,
+  // grace, KILL) and is what supervise() returns (the rendezvous' exit-4 rule).
+  std::function<std::optional<Error>()> watchdog;
+};
+
+// Builds the launches of one attempt (the env counts attempts).
+using LaunchBuilder = std::function<Result<std::vector<RankLaunch>>(int attempt)>;
+
+// Runs the gang to its end (DESIGN.md "Gang semantics and exit codes"):
+// the first rank to fail ends the attempt and the others get SIGTERM, then
+// SIGKILL after `grace`; restarts; --timeout; SIGINT/SIGTERM/SIGHUP to ddl
+// are forwarded (a second SIGINT within a second kills at once). Returns
+// the exit code of the job (0, the first failure's code or 128+signal, 124,
+// 130, 143, 141 when stdout closed); errors of ddl itself (launch) come back
+// as Error, after every started rank is gone. Call from the main thread.
+Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& build,
+                      const SupervisorOptions& options);
+
+// "0.52s", "12.3s", "5m12s", "1h02m".
+std::string format_elapsed(double seconds);
+
+} // namespace ddl

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+#include "src/launch/supervisor_gang.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+namespace ddl {
+
+Gang::Gang(Output& output, std::vector<RankLaunch> launches, int attempt)
+    : output_(output), launches_(std::move(launches)), attempt_(attempt), ranks_(launches_.size()),
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+Gang::~Gang() { ::close(wake_fd_); }
+
+void Gang::started(int rank, long pid) {
+  output_.started(rank, launches_.at(static_cast<std::size_t>(rank)).host.name, pid, attempt_);
+}
+
+void Gang::output(int rank, Stream stream, std::string_view bytes) {
+  RankState& state = ranks_.at(static_cast<std::size_t>(rank));
+  state.lines[stream == Stream::out ? 0 : 1].feed(bytes, [&](std::string_view line) {
+    output_.line(rank, stream, line);
+    if (stream == Stream::err) {
+      state.tail.add(line);
+    }
+  });
+}
+
+void Gang::exited(int rank, const RankExit& how) {
+  RankState& state = ranks_.at(static_cast<std::size_t>(rank));
+  state.lines[0].finish([&](std::string_view line) { output_.line(rank, Stream::out, line); });
+  state.lines[1].finish([&](std::string_view line) {
+    output_.line(rank, Stream::err, line);
+    state.tail.add(line);
+  });
+  output_.exited(rank, how);
+  {
+    std::lock_guard lock(mutex_);
+    exits_.emplace_back(rank, how);
+  }
+  wake();
+}
+
+void Gang::wake() {
+  std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t ignored = ::write(wake_fd_, &one, sizeof one);
+}
+
+std::vector<std::pair<int, RankExit>> Gang::take_exits() {
+  std::uint64_t drained = 0;
+  [[maybe_unused]] ssize_t ignored = ::read(wake_fd_, &drained, sizeof drained);
+  std::lock_guard lock(mutex_);
+  return std::exchange(exits_, {});
+}
+
+} // namespace ddl

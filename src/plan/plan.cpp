@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+#include "src/plan/plan.hpp"
+
+#include <algorithm>
+#include <fmt/core.h>
+
+namespace ddl {
+
+namespace {
+
+bool has_framework(const JobSpec& job, Framework framework) {
+  return std::ranges::find(job.frameworks, framework) != job.frameworks.end();
+}
+
+long long total_slots(const Inventory& inventory) {
+  long long sum = 0;
+  for (const auto& host : inventory) {
+    sum += host.slots;
+  }
+  return sum;
+}
+
+// Whether `host.gpus` is the real list: hosts from the local probe (and any
+// source that filled gpus) know it; others are assumed to have one GPU per slot.
+bool gpus_known(const Host& host) { return !host.gpus.empty() || host.source == "local"; }
+
+// The GPUs of one local rank. Known GPUs are shared out in contiguous blocks
+// (8 GPUs, 4 ranks: 2 each); fewer GPUs than ranks are shared round-robin.
+// Unknown GPUs: the slot index, i.e. GPU `local_rank`.
+std::vector<int> gpus_for(const Host& host, int local_rank, int local_size) {
+  if (!gpus_known(host)) {
+    return {local_rank};
+  }
+  const auto count = static_cast<int>(host.gpus.size());
+  if (count == 0) {
+    return {};
+  }
+  if (count < local_size) {
+    return {host.gpus[static_cast<std::size_t>(local_rank % count)]};
+  }
+  const int per_rank = count / local_size;
+  std::vector<int> mine;
+  for (int i = 0; i < per_rank; ++i) {
+    mine.push_back(host.gpus[static_cast<std::size_t>(local_rank * per_rank + i)]);
+  }
+  return mine;
+}
+
+void fill_cross(std::vector<RankSlot>& ranks) {
+  int max_local = 0;
+  for (const auto& slot : ranks) {
+    max_local = std::max(max_local, slot.local_size);
+  }
+  for (int local = 0; local < max_local; ++local) {
+    int count = 0;
+    for (auto& slot : ranks) {
+      if (slot.local_rank == local) {
+        slot.cross_rank = count++;
+      }
+    }
+    for (auto& slot : ranks) {
+      if (slot.local_rank == local) {
+        slot.cross_size = count;
+      }
+    }
+  }
+}
+
+Result<void> check_tf_counts(const TensorflowSection& tf, int world_size) {
+  if (tf.chief < 0 || tf.chief > 1) {
+    return fail(ExitCode::usage, fmt::format("tensorflow.chief must be 0 or 1, not {}", tf.chief));
+  }
+  if (tf.evaluator < 0 || tf.evaluator > 1) {
+    return fail(ExitCode::usage,
+                fmt::format("tensorflow.evaluator must be 0 or 1, not {}", tf.evaluator));
+  }
+  if (tf.ps < 0) {
+    return fail(ExitCode::usage, fmt::format("tensorflow.ps must not be negative ({})", tf.ps));
+  }
+  const int fixed = tf.chief + tf.ps + tf.evaluator;
+  if (fixed > world_size) {
+    return fail(ExitCode::usage,
+                fmt::format("tensorflow roles need {} ranks (chief {} + ps {} + evaluator {}) "
+                            "but the job has only {}",
+                            fixed, tf.chief, tf.ps, tf.evaluator, world_size));
+  }
+  if (tf.ps > 0 && fixed == world_size) {
+    return fail(ExitCode::usage,
+                fmt::format("tensorflow.ps = {} leaves no worker among {} ranks; parameter-server "
+                            "training needs at least one",
+                            tf.ps, world_size));
+  }
+  return {};
+}
+
+// Roles fill ranks in the order chief, worker, ps, evaluator.
+Result<void> assign_tf_roles(const JobSpec& job, std::vector<RankSlot>& ranks) {
+  const auto& tf = job.tensorflow;
+  const auto world = static_cast<int>(ranks.size());
+  if (auto ok = check_tf_counts(tf, world); !ok) {
+    return ok;
+  }
+  const int workers = world - tf.chief - tf.ps - tf.evaluator;
+  const std::pair<const char*, int> roles[] = {
+      {"chief", tf.chief}, {"worker", workers}, {"ps", tf.ps}, {"evaluator", tf.evaluator}};
+  std::size_t next = 0;
+  for (const auto& [role, count] : roles) {
+    for (int index = 0; index < count; ++index, ++next) {
+      auto& slot = ranks[next];
+      slot.tf_role = role;
+      slot.tf_index = index;
+      slot.tf_port = tf.port + slot.local_rank;
+      if (slot.tf_port > 65535) {
+        return fail(ExitCode::usage,
+                    fmt::format("tensorflow.port {} + local rank {} is above 65535", tf.port,
+                                slot.local_rank));
+      }
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
+  if (inventory.empty()) {
+    return fail(ExitCode::usage, "no hosts to run on");
+  }
+  const long long slots = total_slots(inventory);
+  const long long np = job.launch.np.value_or(static_cast<int>(slots));
+  if (np <= 0) {
+    return fail(ExitCode::usage, fmt::format("np must be at least 1, not {}", np));
+  }
+  if (np > slots) {
+    return fail(ExitCode::usage,
+                fmt::format("np {} is more than the {} slots of {} host{}", np, slots,
+                            inventory.size(), inventory.size() == 1 ? "" : "s"));
+  }
+  Plan plan;
+  plan.job = job.name;
+  plan.world_size = static_cast<int>(np);
+  int rank = 0;
+  for (const auto& host : inventory) {
+    if (rank == plan.world_size) {
+      break;
+    }
+    const int local_size = std::min(host.slots, plan.world_size - rank);
+    if (local_size <= 0) {
+      continue;
+    }
+    const int node_rank = static_cast<int>(plan.hosts.size());
+    plan.hosts.push_back(host);
+    for (int local = 0; local < local_size; ++local, ++rank) {
+      RankSlot slot;
+      slot.rank = rank;
+      slot.host_index = static_cast<std::size_t>(node_rank);
+      slot.local_rank = local;
+      slot.local_size = local_size;
+      slot.node_rank = node_rank;
+      if (job.launch.bind_gpus) {
+        slot.gpus = gpus_for(host, local, local_size);
+      }
+      plan.ranks.push_back(std::move(slot));
+    }
+  }
+  fill_cross(plan.ranks);
+  // Roles are computed for every job (so `render --format tf-config` works),
+  // but bad counts are an error only when the job uses tensorflow.
+  if (auto ok = assign_tf_roles(job, plan.ranks); !ok) {
+    if (has_framework(job, Framework::tensorflow)) {
+      return fail(ok.error());
+    }
+    for (auto& slot : plan.ranks) {
+      slot.tf_role.clear();
+      slot.tf_index = slot.tf_port = 0;
+    }
+  }
+  return plan;
+}
+
+} // namespace ddl

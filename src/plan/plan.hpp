@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/util/error.hpp"
+#include "src/inventory/inventory.hpp"
+#include "src/job/job.hpp"
+
+namespace ddl {
+
+// One rank's place in the job.
+struct RankSlot {
+  int rank = 0;
+  std::size_t host_index = 0;  // into Plan::hosts
+  int local_rank = 0;
+  int local_size = 0;
+  int node_rank = 0;
+  int cross_rank = 0;          // Horovod: index among hosts with this local_rank
+  int cross_size = 0;
+  std::vector<int> gpus;       // GPUs of this rank (bind_gpus)
+  std::string tf_role;         // chief | worker | ps | evaluator
+  int tf_index = 0;
+  int tf_port = 0;             // tensorflow.port + local_rank
+};
+
+// The plan, computed once and used by --dry-run, render and the launch.
+struct Plan {
+  std::string job;
+  int world_size = 0;
+  Inventory hosts;             // only hosts that got at least one rank
+  std::vector<RankSlot> ranks;
+};
+
+// Fills hosts in order, host by host. Errors: np above the slots (exit 2).
+Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory);
+
+} // namespace ddl

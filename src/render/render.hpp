@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string>
+
+#include "src/job/job.hpp"
+#include "src/plan/plan.hpp"
+
+namespace ddl {
+
+// What is known only at launch time; --dry-run and render use placeholders.
+struct LaunchContext {
+  int attempt = 0;
+  std::string rendezvous = "<rendezvous>";   // host:port workers dial
+  std::string token = "<redacted>";          // the job secret
+  int master_port = 0;                       // torch.master_port, resolved
+};
+
+inline constexpr const char* k_redacted = "<redacted>";
+
+// The env ddl sets for `rank`: generic DDL_*, each framework of the job,
+// CUDA_VISIBLE_DEVICES (bind_gpus), then job.env. Not env_pass.
+EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchContext& ctx);
+
+// The variables of the launcher's own environment that `env_pass` selects.
+EnvList passed_env(const JobSpec& job, char** environ_ptr);
+
+// TF_CONFIG for one rank (compact JSON).
+std::string tf_config(const JobSpec& job, const Plan& plan, int rank);
+
+std::string openmpi_hostfile(const Plan& plan);
+std::string mpich_hostfile(const Plan& plan);
+std::string deepspeed_hostfile(const Plan& plan);
+
+// The plan as a table (what --dry-run and `render --format plan` print).
+std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext& ctx);
+
+// The whole plan as the JSON of DESIGN.md ("render --format json").
+std::string plan_json(const JobSpec& job, const Plan& plan, const LaunchContext& ctx);
+
+// JSON string escaping, shared by every JSON writer in ddl.
+std::string json_quote(std::string_view text);
+
+} // namespace ddl

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+// The whole plan, as the table of --dry-run / `render --format plan` and as JSON.
+#include <algorithm>
+#include <fmt/core.h>
+
+#include "src/render/render.hpp"
+#include "src/util/text.hpp"
+
+namespace ddl {
+
+namespace {
+
+// The argv ddl executes: a string command goes through /bin/sh -c.
+std::vector<std::string> command_argv(const JobSpec& job) {
+  if (job.command_is_shell && !job.command.empty()) {
+    return {"/bin/sh", "-c", job.command.front()};
+  }
+  return job.command;
+}
+
+bool needs_quotes(std::string_view word) {
+  if (word.empty()) {
+    return true;
+  }
+  return std::ranges::any_of(word, [](char c) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    return !plain && std::string_view("_@%+=:,./-").find(c) == std::string_view::npos;
+  });
+}
+
+std::string shown_word(std::string_view word) {
+  return needs_quotes(word) ? shell_quote(word) : std::string(word);
+}
+
+std::string shown_command(const JobSpec& job) {
+  const auto argv = command_argv(job);
+  if (argv.empty()) {
+    return "(none: give one after -- or in job.command)";
+  }
+  std::string out;
+  for (const auto& word : argv) {
+    out += (out.empty() ? "" : " ") + shown_word(word);
+  }
+  return out;
+}
+
+// The secret never leaves ddl in any printed form.
+EnvList redacted_env(const JobSpec& job, const Plan& plan, int rank, const LaunchContext& ctx) {
+  EnvList env = rank_env(job, plan, rank, ctx);
+  for (auto& [name, value] : env) {
+    if (name == "DDL_TOKEN") {
+      value = k_redacted;
+    }
+  }
+  return env;
+}
+
+std::string join_ints(const std::vector<int>& values, std::string_view empty) {
+  if (values.empty()) {
+    return std::string(empty);
+  }
+  std::string out;
+  for (int value : values) {
+    out += (out.empty() ? "" : ",") + std::to_string(value);
+  }
+  return out;
+}
+
+bool uses_tensorflow(const JobSpec& job) {
+  return std::ranges::find(job.frameworks, Framework::tensorflow) != job.frameworks.end();
+}
+
+std::string frameworks_text(const JobSpec& job) {
+  std::string out;
+  for (Framework framework : job.frameworks) {
+    out += (out.empty() ? "" : ",") + std::string(to_string(framework));
+  }
+  return out.empty() ? "none" : out;
+}
+
+// Rows of cells, padded to the widest cell of each column.
+std::string format_rows(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) {
+        line += std::string(widths[i] - row[i].size() + 2, ' ');
+      }
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string rank_table(const JobSpec& job, const Plan& plan) {
+  const bool tf = uses_tensorflow(job);
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"RANK", "HOST", "ADDRESS", "LOCAL", "NODE", "GPUS"});
+  if (tf) {
+    rows.back().emplace_back("TF_TASK");
+  }
+  for (const auto& slot : plan.ranks) {
+    const Host& host = plan.hosts[slot.host_index];
+    rows.push_back({std::to_string(slot.rank), host.name, host.address,
+                    fmt::format("{}/{}", slot.local_rank, slot.local_size),
+                    std::to_string(slot.node_rank), join_ints(slot.gpus, "-")});
+    if (tf) {
+      rows.back().push_back(fmt::format("{}:{} port {}", slot.tf_role, slot.tf_index, slot.tf_port));
+    }
+  }
+  return format_rows(rows);
+}
+
+} // namespace
+
+std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext& ctx) {
+  std::string out = fmt::format(
+      "job {}: {} rank{} on {} host{}, backend {}, frameworks {}\n", job.name, plan.world_size,
+      plan.world_size == 1 ? "" : "s", plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s",
+      to_string(job.launch.backend), frameworks_text(job));
+  out += "command: " + shown_command(job) + "\n";
+  if (!job.workdir.empty()) {
+    out += "workdir: " + job.workdir + "\n";
+  }
+  if (!job.env_pass.empty()) {
+    std::string names;
+    for (const auto& name : job.env_pass) {
+      names += (names.empty() ? "" : " ") + name;
+    }
+    out += "passed from the launcher's environment: " + names + "\n";
+  }
+  out += "\n" + rank_table(job, plan);
+  for (const auto& slot : plan.ranks) {
+    out += fmt::format("\nrank {} env ({}):\n", slot.rank, plan.hosts[slot.host_index].name);
+    for (const auto& [name, value] : redacted_env(job, plan, slot.rank, ctx)) {
+      out += "  " + name + "=" + shown_word(value) + "\n";
+    }
+  }
+  return out;
+}
+
+std::string plan_json(const JobSpec& job, const Plan& plan, const LaunchContext& ctx) {
+  std::string command = "[";
+  for (const auto& word : command_argv(job)) {
+    command += (command.size() == 1 ? "" : ",") + json_quote(word);
+  }
+  command += "]";
+  std::string ranks;
+  for (const auto& slot : plan.ranks) {
+    const Host& host = plan.hosts[slot.host_index];
+    std::string env;
+    for (const auto& [name, value] : redacted_env(job, plan, slot.rank, ctx)) {
+      env += (env.empty() ? "" : ",") + json_quote(name) + ":" + json_quote(value);
+    }
+    ranks += fmt::format(
+        "{}{{\"rank\":{},\"host\":{},\"address\":{},\"local_rank\":{},\"local_size\":{},"
+        "\"node_rank\":{},\"gpus\":[{}],\"env\":{{{}}},\"command\":{}}}",
+        ranks.empty() ? "" : ",", slot.rank, json_quote(host.name), json_quote(host.address),
+        slot.local_rank, slot.local_size, slot.node_rank, join_ints(slot.gpus, ""), env, command);
+  }
+  return fmt::format("{{\"job\":{},\"world_size\":{},\"ranks\":[{}]}}\n", json_quote(job.name),
+                     plan.world_size, ranks);
+}
+
+} // namespace ddl
