@@ -22,12 +22,6 @@ HostCheck local_check() {
 
 } // namespace
 
-std::string own_executable_path() {
-  std::error_code failed;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", failed);
-  return failed ? std::string("ddl") : path.string();
-}
-
 std::vector<HostCheck> check_hosts(const JobSpec& job, const Inventory& hosts) {
   switch (job.launch.backend) {
     case BackendKind::ssh:

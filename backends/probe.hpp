@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/util/error.hpp"
+#include "src/util/process.hpp"
 #include "src/inventory/inventory.hpp"
 #include "src/job/job.hpp"
 
@@ -30,8 +31,5 @@ std::vector<HostCheck> check_hosts(const JobSpec& job, const Inventory& hosts);
 // probed through the backend. Hosts that cannot be probed or have no GPU are
 // reported at once (ExitCode::launch). Without slots = "gpus": unchanged.
 Result<Inventory> probe_gpu_slots(const JobSpec& job, Inventory hosts);
-
-// The path of the running ddl binary (the default of [ssh] remote_ddl).
-std::string own_executable_path();
 
 } // namespace ddl

@@ -22,6 +22,7 @@
 #include "src/plan/plan.hpp"
 #include "src/render/render.hpp"
 #include "src/launch/supervisor.hpp"
+#include "src/util/process.hpp"
 
 extern char** environ;
 
@@ -34,13 +35,6 @@ struct BenchCommand {
   BenchFlags flags;
   std::string output_file;
 };
-
-std::string own_path() {
-  std::string path(4096, '\0');
-  ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size());
-  path.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  return path.empty() ? "ddl" : path;
-}
 
 Result<void> write_json_file(const std::string& path, const std::string& json) {
   std::ofstream out(path, std::ios::trunc);
@@ -65,7 +59,7 @@ Result<int> run_bench(const BenchCommand& cmd) {
   }
   std::string ddl_path = !job->ssh.remote_ddl.empty() && job->launch.backend == BackendKind::ssh
                              ? job->ssh.remote_ddl
-                             : own_path();
+                             : own_executable_path();
   job->command = {ddl_path, "worker", "allreduce"};
   for (auto& arg : worker_args(*options)) {
     job->command.push_back(std::move(arg));

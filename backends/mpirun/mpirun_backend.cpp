@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/child_process.hpp"
+#include "src/util/process.hpp"
 #include "backends/mpirun/mpirun_command.hpp"
 #include "backends/mpirun/mpirun_output.hpp"
 #include "src/render/render.hpp"
@@ -23,12 +24,6 @@ namespace ddl::mpirun {
 namespace {
 
 constexpr auto k_shutdown_wait = std::chrono::seconds(10);
-
-std::string self_path() {
-  std::error_code ec;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("ddl") : path.string();
-}
 
 std::string last_lines(std::string_view text, std::size_t count) {
   text = trim(text);
@@ -115,7 +110,7 @@ Result<void> MpirunBackend::start(const RankLaunch& launch, RankEvents& events) 
             [](const RankLaunch& a, const RankLaunch& b) { return a.rank < b.rank; });
   MpirunSettings settings;
   settings.hostfile = hostfile_;
-  settings.ddl_path = self_path();
+  settings.ddl_path = own_executable_path();
   settings.workdir = workdir_;
   settings.as_root = ::geteuid() == 0;
   settings.rsh_transport = transport_;

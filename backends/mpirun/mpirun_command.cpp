@@ -11,6 +11,8 @@
 
 #include "src/util/text.hpp"
 
+#include "src/util/process.hpp"
+
 namespace ddl::mpirun {
 
 namespace {
@@ -131,9 +133,7 @@ Result<MpirunCommand> build_mpirun_command(const std::vector<RankLaunch>& launch
 std::string dry_run_text(const JobSpec& job, const std::vector<RankLaunch>& launches) {
   MpirunSettings settings;
   settings.hostfile = "<hostfile>";
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  settings.ddl_path = ec ? "ddl" : self.string();
+  settings.ddl_path = own_executable_path();
   settings.workdir = job.workdir;
   settings.as_root = ::geteuid() == 0;
   settings.rsh_transport = rsh_transport(job);
