@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: MIT
 // The mpi transport: MPI_Allreduce over MPI_COMM_WORLD of workers that
-// mpirun started (the mpirun backend).
+// mpirun started (the mpirun backend). Open MPI's libmpi is opened with
+// dlopen when the transport is first used, so one ddl binary runs on hosts
+// without MPI; only mpi.h is needed to build. Its predefined handles
+// (MPI_COMM_WORLD, MPI_FLOAT, MPI_SUM, ...) are addresses of libmpi's
+// globals, so they are looked up by name too.
 // The C API only: skip the deprecated C++ bindings (they need libmpi_cxx).
 #define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
+#include <mutex>
+#include <string>
 
 #include <fmt/core.h>
 
@@ -15,38 +22,105 @@
 
 namespace ddl::coll {
 
+#ifndef OPEN_MPI
+#error "the mpi transport is written for Open MPI's ABI (libmpi.so.40)"
+#endif
+
 namespace {
+
+// The entry points and predefined handles ddl uses, resolved once.
+struct MpiApi {
+  decltype(&::MPI_Initialized) initialized = nullptr;
+  decltype(&::MPI_Init_thread) init_thread = nullptr;
+  decltype(&::MPI_Finalized) finalized = nullptr;
+  decltype(&::MPI_Finalize) finalize = nullptr;
+  decltype(&::MPI_Comm_rank) comm_rank = nullptr;
+  decltype(&::MPI_Comm_size) comm_size = nullptr;
+  decltype(&::MPI_Get_library_version) library_version = nullptr;
+  decltype(&::MPI_Allreduce) allreduce = nullptr;
+  MPI_Comm world = nullptr;
+  MPI_Datatype float32 = nullptr, float64 = nullptr, int32 = nullptr;
+  MPI_Op sum = nullptr, prod = nullptr, min = nullptr, max = nullptr;
+  std::string error;  // why loading failed; empty when all is there
+};
+
+template <typename T> void bind(void* lib, const char* symbol, T& out, std::string& error) {
+  out = reinterpret_cast<T>(::dlsym(lib, symbol));
+  if (out == nullptr && error.empty()) {
+    error = fmt::format("symbol {} missing from the loaded MPI library", symbol);
+  }
+}
+
+MpiApi load_api() {
+  MpiApi api;
+  void* lib = nullptr;
+  // RTLD_GLOBAL: Open MPI's own plugins resolve libmpi's symbols through it.
+  for (const char* name : {"libmpi.so.40", "libmpi.so"}) {
+    if ((lib = ::dlopen(name, RTLD_NOW | RTLD_GLOBAL)) != nullptr) {
+      break;
+    }
+  }
+  if (lib == nullptr) {
+    api.error = "Open MPI's library is not installed on this host (tried libmpi.so.40, libmpi.so)";
+    return api;
+  }
+  std::string& e = api.error;
+  bind(lib, "MPI_Initialized", api.initialized, e);
+  bind(lib, "MPI_Init_thread", api.init_thread, e);
+  bind(lib, "MPI_Finalized", api.finalized, e);
+  bind(lib, "MPI_Finalize", api.finalize, e);
+  bind(lib, "MPI_Comm_rank", api.comm_rank, e);
+  bind(lib, "MPI_Comm_size", api.comm_size, e);
+  bind(lib, "MPI_Get_library_version", api.library_version, e);
+  bind(lib, "MPI_Allreduce", api.allreduce, e);
+  bind(lib, "ompi_mpi_comm_world", api.world, e);
+  bind(lib, "ompi_mpi_float", api.float32, e);
+  bind(lib, "ompi_mpi_double", api.float64, e);
+  bind(lib, "ompi_mpi_int32_t", api.int32, e);
+  bind(lib, "ompi_mpi_op_sum", api.sum, e);
+  bind(lib, "ompi_mpi_op_prod", api.prod, e);
+  bind(lib, "ompi_mpi_op_min", api.min, e);
+  bind(lib, "ompi_mpi_op_max", api.max, e);
+  return api;
+}
+
+const MpiApi& mpi() {
+  static std::once_flag once;
+  static MpiApi api;
+  std::call_once(once, [] { api = load_api(); });
+  return api;
+}
 
 MPI_Datatype mpi_type(DataType type) {
   switch (type) {
-  case DataType::float32: return MPI_FLOAT;
-  case DataType::float64: return MPI_DOUBLE;
-  case DataType::int32: return MPI_INT32_T;
-  default: return MPI_DATATYPE_NULL;
+  case DataType::float32: return mpi().float32;
+  case DataType::float64: return mpi().float64;
+  case DataType::int32: return mpi().int32;
+  default: return nullptr;
   }
 }
 
 MPI_Op mpi_op(ReduceOp op) {
   switch (op) {
-  case ReduceOp::sum: return MPI_SUM;
-  case ReduceOp::prod: return MPI_PROD;
-  case ReduceOp::min: return MPI_MIN;
-  case ReduceOp::max: return MPI_MAX;
+  case ReduceOp::sum: return mpi().sum;
+  case ReduceOp::prod: return mpi().prod;
+  case ReduceOp::min: return mpi().min;
+  case ReduceOp::max: return mpi().max;
   }
-  return MPI_SUM;
+  return mpi().sum;
 }
 
 class MpiCollective final : public HostCollective {
 public:
   MpiCollective() {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_);
+    mpi().comm_rank(mpi().world, &rank_);
+    mpi().comm_size(mpi().world, &world_);
   }
   ~MpiCollective() override {
     int finalized = 0;
-    MPI_Finalized(&finalized);
+    mpi().finalized(&finalized);
     if (finalized == 0) {
-      MPI_Finalize();
+      mpi().finalize();
     }
   }
   int rank() const override { return rank_; }
@@ -55,7 +129,7 @@ public:
   std::vector<std::string> facts() const override {
     std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> version{};
     int length = 0;
-    MPI_Get_library_version(version.data(), &length);
+    mpi().library_version(version.data(), &length);
     std::string text(version.data(), static_cast<std::size_t>(length));
     // Open MPI counts the terminating NUL in `length`; keep the first line only.
     if (auto newline = text.find_first_of(std::string_view("\n\0", 2)); newline != std::string::npos) {
@@ -66,7 +140,7 @@ public:
   Result<void> allreduce(const void* send, void* recv, std::size_t count, DataType type,
                          ReduceOp op) override {
     MPI_Datatype datatype = mpi_type(type);
-    if (datatype == MPI_DATATYPE_NULL) {
+    if (datatype == nullptr) {
       return fail(ExitCode::usage, fmt::format("the mpi transport has no datatype {}; use "
                                                "float, double or int32",
                                                to_string(type)));
@@ -75,8 +149,8 @@ public:
       return fail(ExitCode::usage, "the mpi transport takes at most 2^31-1 elements");
     }
     const void* from = send == recv ? MPI_IN_PLACE : send;
-    int rc = MPI_Allreduce(from, recv, static_cast<int>(count), datatype, mpi_op(op),
-                           MPI_COMM_WORLD);
+    int rc = mpi().allreduce(from, recv, static_cast<int>(count), datatype, mpi_op(op),
+                             mpi().world);
     if (rc != MPI_SUCCESS) {
       return fail(ExitCode::launch, fmt::format("rank {}: MPI_Allreduce failed ({})", rank_, rc));
     }
@@ -96,11 +170,15 @@ Result<std::unique_ptr<Collective>> connect_mpi() {
                 "the mpi transport needs workers started by mpirun (--backend mpirun): "
                 "OMPI_COMM_WORLD_RANK is not set; use --transport tcp");
   }
+  if (!mpi().error.empty()) {
+    return fail(ExitCode::launch, "the mpi transport is not available: " + mpi().error +
+                                      "; use --transport tcp");
+  }
   int initialized = 0;
-  MPI_Initialized(&initialized);
+  mpi().initialized(&initialized);
   if (initialized == 0) {
     int provided = 0;
-    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+    if (mpi().init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
       return fail(ExitCode::launch, "MPI_Init failed");
     }
   }
