@@ -18,7 +18,7 @@ constexpr std::array k_slot_keys = {"slots", "count", "cpu"};
 constexpr std::array k_max_slot_keys = {"max_slots", "max-slots", "slots_max", "slots-max",
                                         "max_count", "max-count", "count_max", "count-max",
                                         "max_cpu",   "max-cpu",   "cpu_max",   "cpu-max"};
-constexpr long long k_max_slots = 1'000'000;
+constexpr long long k_max_slots = k_max_world_size;
 
 template <std::size_t N> bool is_one_of(std::string_view word, const std::array<const char*, N>& set) {
   for (const char* item : set) {

@@ -2,16 +2,14 @@
 // discover_hosts: the one host source of a job, or this machine alone.
 #include <cstdlib>
 #include <fmt/core.h>
-#include <fstream>
-#include <sstream>
+#include <unordered_set>
 
 #include "src/inventory/inventory.hpp"
+#include "src/util/file.hpp"
 
 namespace ddl {
 
 namespace {
-
-constexpr std::size_t k_max_hostfile_bytes = 16u << 20;
 
 Host host_from(const HostSpec& spec, int default_slots, const char* source) {
   return Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, source};
@@ -19,6 +17,7 @@ Host host_from(const HostSpec& spec, int default_slots, const char* source) {
 
 Result<Inventory> list_inventory(const JobSpec& job) {
   Inventory inventory;
+  std::unordered_set<std::string> seen;
   for (const auto& item : job.hosts.list) {
     auto specs = expand_hostlist(item);
     if (!specs) {
@@ -28,10 +27,11 @@ Result<Inventory> list_inventory(const JobSpec& job) {
       if (auto why = host_name_problem(spec.name)) {
         return fail(ExitCode::usage, fmt::format("bad host name '{}': {}", spec.name, *why));
       }
-      for (const auto& known : inventory) {
-        if (known.name == spec.name) {
-          return fail(ExitCode::usage, fmt::format("host '{}' is listed twice", spec.name));
-        }
+      if (!seen.insert(spec.name).second) {
+        return fail(ExitCode::usage, fmt::format("host '{}' is listed twice", spec.name));
+      }
+      if (inventory.size() == k_max_hosts) {
+        return fail(ExitCode::usage, fmt::format("more than {} hosts", k_max_hosts));
       }
       inventory.push_back(host_from(spec, job.hosts.slots.value_or(1), "list"));
     }
@@ -41,16 +41,14 @@ Result<Inventory> list_inventory(const JobSpec& job) {
 
 Result<Inventory> hostfile_inventory(const JobSpec& job) {
   const std::string& path = job.hosts.hostfile;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail(ExitCode::usage, fmt::format("cannot read hostfile {}", path));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > k_max_hostfile_bytes) {
+  CappedRead file = read_capped(path, k_max_hostfile_bytes);
+  if (file.status == CappedRead::Status::too_large) {
     return fail(ExitCode::usage, fmt::format("hostfile {} is larger than 16 MiB", path));
   }
-  auto specs = parse_hostfile(text.str(), path);
+  if (file.status != CappedRead::Status::ok) {
+    return fail(ExitCode::usage, fmt::format("cannot read hostfile {}", path));
+  }
+  auto specs = parse_hostfile(file.text, path);
   if (!specs) {
     return fail(specs.error());
   }

@@ -9,7 +9,7 @@ namespace ddl {
 
 namespace {
 
-constexpr long long k_max_count = 1'000'000;
+constexpr long long k_max_count = k_max_world_size;
 
 Unexpected bad_tasks(std::string_view text, std::string_view why) {
   return fail(ExitCode::usage,

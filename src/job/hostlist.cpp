@@ -5,14 +5,13 @@
 #include <fmt/core.h>
 
 #include "src/job/hostlist.hpp"
+#include "src/job/limits.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
 
 namespace {
 
-// The most hosts one item may expand to (Slurm's limit per range).
-constexpr std::size_t k_max_hosts = 65536;
 constexpr std::size_t k_max_number_digits = 9;
 
 Unexpected bad(std::string message) {
@@ -114,6 +113,10 @@ Result<std::optional<int>> parse_slots(std::string_view text, std::string_view i
   auto slots = number(text);
   if (!slots || *slots < 1) {
     return bad(fmt::format("bad slot count {} in {}", show(text), show(item)));
+  }
+  if (*slots > k_max_world_size) {
+    return bad(fmt::format("slot count {} in {} is above ddl's limit of {}", show(text), show(item),
+                           k_max_world_size));
   }
   return std::optional<int>(static_cast<int>(*slots));
 }

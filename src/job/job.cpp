@@ -2,17 +2,13 @@
 // Loads the job file: read it (size-capped), parse the TOML, read every
 // section, apply the command-line overrides, report every problem at once.
 #include <algorithm>
-#include <cerrno>
 #include <filesystem>
 #include <system_error>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/core.h>
 
 #include "src/job/job_reader.hpp"
+#include "src/util/file.hpp"
 
 namespace ddl {
 
@@ -30,37 +26,29 @@ Result<std::string> read_job_file(const std::string& path) {
   auto problem = [&path](std::string_view what) {
     return fail(ExitCode::usage, fmt::format("{}: {}", path, what));
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return problem("cannot read job file: " + std::generic_category().message(errno));
-  }
-  struct stat info {};
-  if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
-    ::close(fd);
-    return problem("is a directory, not a job file");
-  }
-  std::string text;
-  char buffer[65536];
-  while (text.size() <= k_max_job_file_bytes) {
-    ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got < 0) {
-      int error = errno;
-      ::close(fd);
-      return problem("cannot read job file: " + std::generic_category().message(error));
-    }
-    if (got == 0) {
-      break;
-    }
-    text.append(buffer, static_cast<std::size_t>(got));
-  }
-  ::close(fd);
-  if (text.size() > k_max_job_file_bytes) {
+  CappedRead file = read_capped(path, k_max_job_file_bytes);
+  switch (file.status) {
+  case CappedRead::Status::ok: return std::move(file.text);
+  case CappedRead::Status::directory: return problem("is a directory, not a job file");
+  case CappedRead::Status::too_large:
     return problem(fmt::format("job file is larger than {} bytes", k_max_job_file_bytes));
+  case CappedRead::Status::cannot_open:
+  case CappedRead::Status::read_error: break;
   }
-  return text;
+  return problem("cannot read job file: " + std::generic_category().message(file.error));
+}
+
+void parse_sections(std::string_view text, const std::string& origin, JobSpec& job,
+                    SourcePlaces& places, Diagnostics& diag) {
+  try {
+    toml::table root = toml::parse(text, origin);
+    job_detail::read_sections(root, origin, job, places, diag);
+  } catch (const toml::parse_error& error) {
+    job_detail::Position where = job_detail::position_of(error.source());
+    where.line = std::max(where.line, 1U);
+    where.column = std::max(where.column, 1U);
+    diag.at(where, std::string(error.description()));
+  }
 }
 
 // Parses and validates `text` (nullptr: no job file) and applies `overrides`.
@@ -76,14 +64,12 @@ Result<JobSpec> build_job(const std::string_view* text, const std::string& origi
       return fail(ExitCode::usage, fmt::format("{}: job file is larger than {} bytes", origin,
                                                k_max_job_file_bytes));
     }
-    try {
-      toml::table root = toml::parse(*text, origin);
-      job_detail::read_sections(root, origin, job, places, diag);
-    } catch (const toml::parse_error& error) {
-      job_detail::Position where = job_detail::position_of(error.source());
-      where.line = std::max(where.line, 1U);
-      where.column = std::max(where.column, 1U);
-      diag.at(where, std::string(error.description()));
+    if (auto deep = job_detail::too_deeply_nested(*text, k_max_job_nesting)) {
+      diag.at(*deep, fmt::format("nested more than {} levels deep (tables, arrays, inline "
+                                 "tables and dotted keys together)",
+                                 k_max_job_nesting));
+    } else {
+      parse_sections(*text, origin, job, places, diag);
     }
   }
   job_detail::apply_overrides(overrides, job, places, diag);

@@ -10,6 +10,7 @@
 #include "src/util/duration.hpp"
 #include "src/util/env.hpp"
 #include "src/util/error.hpp"
+#include "src/job/limits.hpp"
 
 namespace ddl {
 
@@ -109,8 +110,6 @@ struct Overrides {
   std::vector<std::string> command;        // after --
 };
 
-// Largest job file ddl reads; anything bigger is refused.
-inline constexpr std::size_t k_max_job_file_bytes = 1 << 20;
 
 // Reads, parses and validates `path` (may be empty: options alone), applies
 // `overrides`, and reports every problem at once, one per line, as

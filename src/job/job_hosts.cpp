@@ -96,7 +96,7 @@ void read_slots(const Section& s, JobSpec& job) {
     return;
   }
   int slots = 0;
-  if (s.read_int("slots", slots, 1, INT_MAX)) {
+  if (s.read_int("slots", slots, 1, k_max_world_size)) {
     job.hosts.slots = slots;
   }
 }
@@ -118,8 +118,9 @@ Position read_path(const Section& s, std::string_view key, const std::string& or
 
 std::string errno_text(int error) { return std::generic_category().message(error); }
 
+// O_NONBLOCK: a FIFO with no writer must not block the check.
 std::optional<std::string> hostfile_problem(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return fmt::format("cannot read {}: {}", quote_text(path), errno_text(errno));
   }
@@ -234,6 +235,8 @@ void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Dia
   if (o.np) {
     if (*o.np < 1) {
       diag.option("--np: must be at least 1");
+    } else if (*o.np > k_max_world_size) {
+      diag.option(fmt::format("--np: {} is above ddl's limit of {} ranks", *o.np, k_max_world_size));
     } else {
       job.launch.np = *o.np;
     }

@@ -22,6 +22,10 @@ struct Position {
 
 Position position_of(const toml::source_region& region);
 
+// Where `text` first nests deeper than `max_depth` (tables, arrays, inline
+// tables and dotted-key parts together), if it does.
+std::optional<Position> too_deeply_nested(std::string_view text, int max_depth);
+
 // Collects every problem so that all are reported at once.
 class Diagnostics {
  public:

@@ -46,23 +46,18 @@ std::vector<int> gpus_for(const Host& host, int local_rank, int local_size) {
   return mine;
 }
 
+// Horovod's cross rank: the index among ranks with the same local rank.
 void fill_cross(std::vector<RankSlot>& ranks) {
-  int max_local = 0;
-  for (const auto& slot : ranks) {
-    max_local = std::max(max_local, slot.local_size);
+  std::vector<int> count;
+  for (auto& slot : ranks) {
+    const auto local = static_cast<std::size_t>(slot.local_rank);
+    if (local >= count.size()) {
+      count.resize(local + 1, 0);
+    }
+    slot.cross_rank = count[local]++;
   }
-  for (int local = 0; local < max_local; ++local) {
-    int count = 0;
-    for (auto& slot : ranks) {
-      if (slot.local_rank == local) {
-        slot.cross_rank = count++;
-      }
-    }
-    for (auto& slot : ranks) {
-      if (slot.local_rank == local) {
-        slot.cross_size = count;
-      }
-    }
+  for (auto& slot : ranks) {
+    slot.cross_size = count[static_cast<std::size_t>(slot.local_rank)];
   }
 }
 
@@ -127,9 +122,13 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
     return fail(ExitCode::usage, "no hosts to run on");
   }
   const long long slots = total_slots(inventory);
-  const long long np = job.launch.np.value_or(static_cast<int>(slots));
+  const long long np = job.launch.np ? *job.launch.np : slots;
   if (np <= 0) {
     return fail(ExitCode::usage, fmt::format("np must be at least 1, not {}", np));
+  }
+  if (np > k_max_world_size) {
+    return fail(ExitCode::usage, fmt::format("{} ranks is above ddl's limit of {}", np,
+                                             k_max_world_size));
   }
   if (np > slots) {
     return fail(ExitCode::usage,
@@ -139,6 +138,7 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
   Plan plan;
   plan.job = job.name;
   plan.world_size = static_cast<int>(np);
+  plan.ranks.reserve(static_cast<std::size_t>(np));
   int rank = 0;
   for (const auto& host : inventory) {
     if (rank == plan.world_size) {

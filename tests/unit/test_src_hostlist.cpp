@@ -90,3 +90,8 @@ TEST_CASE("hostlist limits", "[hostlist]") {
   CHECK(expand("n[1-40000],m[1-40000]") ==
         "error: 'n[1-40000],m[1-40000]' expands to more than 65536 hosts");
 }
+
+TEST_CASE("hostlist slot counts above ddl's limit are refused", "[hostlist]") {
+  CHECK(expand("a:1000000").starts_with("a"));
+  CHECK(expand("a:100000000") == "error: slot count '100000000' in 'a:100000000' is above ddl's limit of 1000000");
+}

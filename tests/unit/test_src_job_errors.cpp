@@ -81,9 +81,9 @@ TEST_CASE("wrong types", "[job][errors]") {
 }
 
 TEST_CASE("impossible values", "[job][errors]") {
-  CHECK(errors("[launch]\nnp = 0\n") == "job.toml:2:6: launch.np: must be at least 1");
-  CHECK(errors("[launch]\nnp = -4\n") == "job.toml:2:6: launch.np: must be at least 1");
-  CHECK(errors("[launch]\nnp = 99999999999\n") == "job.toml:2:6: launch.np: must be at least 1");
+  CHECK(errors("[launch]\nnp = 0\n") == "job.toml:2:6: launch.np: must be between 1 and 1000000");
+  CHECK(errors("[launch]\nnp = -4\n") == "job.toml:2:6: launch.np: must be between 1 and 1000000");
+  CHECK(errors("[launch]\nnp = 99999999999\n") == "job.toml:2:6: launch.np: must be between 1 and 1000000");
   CHECK(errors("[job]\nmax_restarts = -1\n") ==
         "job.toml:2:16: job.max_restarts: must be at least 0");
   CHECK(errors("[ssh]\nfanout = 0\n") == "job.toml:2:10: ssh.fanout: must be at least 1");
@@ -99,7 +99,7 @@ TEST_CASE("impossible values", "[job][errors]") {
   CHECK(errors("[tensorflow]\nevaluator = 2\n") ==
         "job.toml:2:13: tensorflow.evaluator: must be 0 or 1");
   CHECK(errors("[tensorflow]\nps = -1\n") == "job.toml:2:6: tensorflow.ps: must be at least 0");
-  CHECK(errors("[hosts]\nslots = 0\n") == "job.toml:2:9: hosts.slots: must be at least 1");
+  CHECK(errors("[hosts]\nslots = 0\n") == "job.toml:2:9: hosts.slots: must be between 1 and 1000000");
   CHECK(errors("[job]\nname = \"\"\n") == "job.toml:2:8: job.name: must not be empty");
   CHECK(errors("[job]\ncommand = []\n") == "job.toml:2:11: job.command: must not be empty");
   CHECK(errors("[job]\ncommand = \"\"\n") == "job.toml:2:11: job.command: must not be empty");
@@ -188,7 +188,7 @@ TEST_CASE("only one host source", "[job][errors]") {
 
 TEST_CASE("all errors at once, in file order", "[job][errors]") {
   CHECK(errors("[launch]\nnp = 0\n[jbo]\n[ssh]\nport = 0\n") ==
-        "job.toml:2:6: launch.np: must be at least 1\n"
+        "job.toml:2:6: launch.np: must be between 1 and 1000000\n"
         "job.toml:3:2: unknown section 'jbo'; did you mean 'job'?\n"
         "job.toml:5:8: ssh.port: must be between 1 and 65535");
 }
@@ -196,4 +196,37 @@ TEST_CASE("all errors at once, in file order", "[job][errors]") {
 TEST_CASE("job file over the size cap", "[job][errors]") {
   std::string big(ddl::k_max_job_file_bytes + 1, '#');
   CHECK(errors(big) == "job.toml: job file is larger than 1048576 bytes");
+}
+
+TEST_CASE("nesting beyond the cap is an error at its place, not a parser crash", "[job][errors]") {
+  std::string dotted = "a";
+  for (int i = 0; i < 50'000; ++i) {
+    dotted += ".a";
+  }
+  CHECK(errors(dotted + " = 1\n") ==
+        "job.toml:1:130: nested more than 64 levels deep (tables, arrays, inline tables and "
+        "dotted keys together)");
+  std::string header = "[x";
+  for (int i = 0; i < 50'000; ++i) {
+    header += ".x";
+  }
+  CHECK(errors("[job]\n" + header + "]\n").starts_with("job.toml:2:"));
+  CHECK(errors("x = " + std::string(50'000, '[') + "\n").starts_with("job.toml:1:"));
+  CHECK(errors("x = " + std::string(10'000, '{') + "\n").starts_with("job.toml:1:"));
+}
+
+TEST_CASE("nesting inside strings and comments is not counted", "[job][errors]") {
+  std::string many_dots(500, '.');
+  std::string brackets(500, '[');
+  CHECK(errors("[job]\nname = \"" + many_dots + "\"\n# " + brackets + "\n"
+               "workdir = '" + brackets + "'\ncommand = \"\"\"\n" + brackets + "\"\"\"\n") == "");
+}
+
+TEST_CASE("rank and slot counts above ddl's limit are refused", "[job][errors]") {
+  CHECK(errors("[launch]\nnp = 1000001\n") == "job.toml:2:6: launch.np: must be between 1 and 1000000");
+  CHECK(errors("[hosts]\nslots = 5000000\n") ==
+        "job.toml:2:9: hosts.slots: must be between 1 and 1000000");
+  ddl::Overrides big_np;
+  big_np.np = 5'000'000;
+  CHECK(errors("", big_np) == "--np: 5000000 is above ddl's limit of 1000000 ranks");
 }

@@ -135,3 +135,26 @@ TEST_CASE("make_plan: tensorflow counts must fit", "[plan]") {
     CHECK(ok->ranks[0].tf_role.empty());
   }
 }
+
+TEST_CASE("make_plan: more ranks than ddl's limit is an error before any allocation", "[plan]") {
+  JobSpec job;
+  job.name = "j";
+  Inventory many;
+  for (int i = 0; i < 3; ++i) {
+    many.push_back(make_host("h" + std::to_string(i), 500'000));
+  }
+  auto plan = make_plan(job, many);
+  REQUIRE_FALSE(plan);
+  CHECK(plan.error().code == ExitCode::usage);
+  CHECK(plan.error().message == "1500000 ranks is above ddl's limit of 1000000");
+}
+
+TEST_CASE("make_plan: cross ranks on a wide host stay linear", "[plan]") {
+  JobSpec job;
+  job.name = "j";
+  auto plan = make_plan(job, {make_host("a", 200'000), make_host("b", 3)});
+  REQUIRE(plan);
+  CHECK(plan->ranks[200'001].cross_rank == 1);  // b's local rank 1, after a's
+  CHECK(plan->ranks[200'001].cross_size == 2);
+  CHECK(plan->ranks[199'999].cross_size == 1);
+}

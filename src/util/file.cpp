@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#include "src/util/file.hpp"
+
+#include <cerrno>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ddl {
+
+namespace {
+
+// Reads everything `fd` gives, up to `max_bytes` + 1 bytes.
+CappedRead read_all(int fd, std::size_t max_bytes) {
+  CappedRead out;
+  char buffer[65536];
+  while (out.text.size() <= max_bytes) {
+    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0 && errno == EAGAIN) {  // a pipe whose writer has more to say
+      pollfd wait{fd, POLLIN, 0};
+      ::poll(&wait, 1, -1);
+      continue;
+    }
+    if (got < 0) {
+      return {CappedRead::Status::read_error, errno, {}};
+    }
+    if (got == 0) {
+      break;
+    }
+    out.text.append(buffer, static_cast<std::size_t>(got));
+  }
+  if (out.text.size() > max_bytes) {
+    return {CappedRead::Status::too_large, 0, {}};
+  }
+  return out;
+}
+
+} // namespace
+
+CappedRead read_capped(const std::string& path, std::size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO without a writer returns at once (and reads EOF).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return {CappedRead::Status::cannot_open, errno, {}};
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    return {CappedRead::Status::directory, 0, {}};
+  }
+  CappedRead result = read_all(fd, max_bytes);
+  ::close(fd);
+  return result;
+}
+
+} // namespace ddl

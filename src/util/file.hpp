@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace ddl {
+
+// A whole input file read with a cap, as data arrives: /dev/zero, a huge file
+// or an endless pipe stop at `max_bytes` + 1 instead of filling memory, and a
+// FIFO nobody writes to reads as empty instead of blocking.
+struct CappedRead {
+  enum class Status { ok, cannot_open, directory, too_large, read_error };
+  Status status = Status::ok;
+  int error = 0;     // errno for cannot_open and read_error
+  std::string text;  // the contents when ok
+};
+
+CappedRead read_capped(const std::string& path, std::size_t max_bytes);
+
+} // namespace ddl
