@@ -239,7 +239,12 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
   if (auto installed = SignalPipe::install(); !installed) {
     return fail(installed.error());
   }
-  if (auto prepared = backend.prepare(plan); !prepared) {
+  // Attempt 0's launches are built first: prepare() checks what they run.
+  auto launches = build(0);
+  if (!launches) {
+    return fail(launches.error());
+  }
+  if (auto prepared = backend.prepare(plan, *launches); !prepared) {
     return fail(prepared.error());
   }
   Output output(options.output);
@@ -249,9 +254,11 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
     deadline = job_start + *options.timeout;
   }
   for (int attempt = 0;; ++attempt) {
-    auto launches = build(attempt);
-    if (!launches) {
-      return fail(launches.error());
+    if (attempt > 0) {
+      launches = build(attempt);
+      if (!launches) {
+        return fail(launches.error());
+      }
     }
     if (auto opened = output.begin_attempt(attempt, plan.world_size); !opened) {
       return fail(opened.error());
