@@ -5,11 +5,9 @@
 
 #include <fmt/core.h>
 
-#include "backends/kubernetes/kubectl.hpp"
 #include "backends/kubernetes/kubernetes_backend.hpp"
 #include "backends/local/local_backend.hpp"
 #include "backends/mpirun/mpirun_backend.hpp"
-#include "backends/mpirun/mpirun_command.hpp"
 #include "backends/ssh/ssh_backend.hpp"
 
 namespace ddl {
@@ -33,9 +31,21 @@ private:
   std::string name_;
 };
 
+// True when the job's hosts are its pods: backend kubernetes, or backend
+// mpirun with a [kubernetes] selector and no other host source.
+bool pods_are_hosts(const JobSpec& job) {
+  const HostsSection& hosts = job.hosts;
+  bool other_source = !hosts.list.empty() || !hosts.hostfile.empty() || hosts.slurm ||
+                      !hosts.discovery_script.empty();
+  if (job.launch.backend == BackendKind::kubernetes) {
+    return !other_source || !job.kubernetes.selector.empty();
+  }
+  return job.launch.backend == BackendKind::mpirun && !job.kubernetes.selector.empty() && !other_source;
+}
+
 // The slots of each pod when the job's hosts are its pods; nullopt else.
 std::optional<int> pod_slots(const JobSpec& job) {
-  if (!kubernetes::pods_are_hosts(job)) {
+  if (!pods_are_hosts(job)) {
     return std::nullopt;
   }
   return job.hosts.slots.value_or(1);
@@ -52,7 +62,8 @@ std::string absolute_job_file(const JobSpec& job) {
 std::unique_ptr<Backend> make_mpirun(const JobSpec& job) {
   mpirun::MpirunOptions options;
   options.job_file = absolute_job_file(job);
-  options.rsh_transport = mpirun::rsh_transport(job);
+  // How `ddl rsh` (mpirun's agent) reaches the hosts.
+  options.rsh_transport = job.kubernetes.selector.empty() ? "ssh" : "kubernetes";
   options.ssh = job.ssh;
   options.kubernetes = job.kubernetes;
   options.pod_slots = pod_slots(job);

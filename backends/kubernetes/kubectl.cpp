@@ -102,14 +102,4 @@ Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default
   return scan->ready;
 }
 
-bool pods_are_hosts(const JobSpec& job) {
-  const HostsSection& hosts = job.hosts;
-  bool other_source = !hosts.list.empty() || !hosts.hostfile.empty() || hosts.slurm ||
-                      !hosts.discovery_script.empty();
-  if (job.launch.backend == BackendKind::kubernetes) {
-    return !other_source || !job.kubernetes.selector.empty();
-  }
-  return job.launch.backend == BackendKind::mpirun && !job.kubernetes.selector.empty() && !other_source;
-}
-
 } // namespace ddl::kubernetes

@@ -37,8 +37,5 @@ inline constexpr std::string_view k_remote_exit_prefix = "command terminated wit
 // bad output: ExitCode::launch.
 Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default_slots);
 
-// True when the job's hosts are its pods: backend kubernetes, or backend
-// mpirun with a [kubernetes] selector and no other host source.
-bool pods_are_hosts(const JobSpec& job);
 
 } // namespace ddl::kubernetes

@@ -24,10 +24,6 @@ bool is_mpirun_own(std::string_view name) {
 
 } // namespace
 
-std::string rsh_transport(const JobSpec& job) {
-  return job.kubernetes.selector.empty() ? "ssh" : "kubernetes";
-}
-
 std::string rank_script(int world_size) {
   return fmt::format(
       "case ${{OMPI_COMM_WORLD_RANK:-}} in ''|*[!0-9]*) echo 'ddl: not started by mpirun' >&2; exit 125 ;; esac\n"

@@ -54,7 +54,4 @@ std::string rank_script(int world_size);
 // that ddl knows which rank failed first: "ddl-mpi: rank R exit C".
 inline constexpr std::string_view k_rank_exit_marker = "ddl-mpi: rank ";
 
-// "ssh" or "kubernetes": how `ddl rsh` reaches hosts for this job.
-std::string rsh_transport(const JobSpec& job);
-
 } // namespace ddl::mpirun
