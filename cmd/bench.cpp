@@ -5,26 +5,16 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include "backends/registry.hpp"
 #include "cmd/bench_options.hpp"
 #include "cmd/command.hpp"
-#include "rendezvous/address.hpp"
-#include "rendezvous/protocol.hpp"
-#include "rendezvous/server.hpp"
+#include "cmd/pipeline.hpp"
 #include "src/collectives/tcp_socket.hpp"
-#include "src/inventory/inventory.hpp"
-#include "src/render/launches.hpp"
-#include "src/plan/plan.hpp"
-#include "src/render/render.hpp"
-#include "src/launch/supervisor.hpp"
-#include "src/util/process.hpp"
-
-extern char** environ;
 
 namespace ddl::cmd {
 
@@ -57,60 +47,23 @@ Result<int> run_bench(const BenchCommand& cmd) {
   if (!job) {
     return fail(job.error());
   }
-  std::string ddl_path = !job->ssh.remote_ddl.empty() && job->launch.backend == BackendKind::ssh
-                             ? job->ssh.remote_ddl
-                             : own_executable_path();
-  job->command = {ddl_path, "worker", "allreduce"};
+  auto planned = plan_job(*job);
+  if (!planned) {
+    return fail(planned.error());
+  }
+  // Every rank runs `ddl worker allreduce` where the backend has ddl.
+  job->command = {planned->backend->ddl_path(), "worker", "allreduce"};
   for (auto& arg : worker_args(*options)) {
     job->command.push_back(std::move(arg));
   }
   job->command_is_shell = false;
-  auto plan = plan_for(*job);
-  if (!plan) {
-    return fail(plan.error());
-  }
-  auto address = rendezvous::bind_address(*job, *plan);
-  if (!address) {
-    return fail(address.error());
-  }
-  auto token = rendezvous::generate_token();
-  if (!token) {
-    return fail(token.error());
-  }
-  rendezvous::Server server;
-  rendezvous::ServerOptions server_options;
-  server_options.bind_address = *address;
-  server_options.port = job->rendezvous.port;
-  server_options.token = *token;
-  server_options.world_size = plan->world_size;
-  server_options.job = job->name;
-  auto endpoint = server.start(server_options);
-  if (!endpoint) {
-    return fail(endpoint.error());
-  }
-  LaunchContext ctx;
-  ctx.rendezvous = *endpoint;
-  ctx.token = *token;
-  auto master_port = launch_master_port(*job);
-  if (!master_port) {
-    return fail(master_port.error());
-  }
-  ctx.master_port = *master_port;
-  std::unique_ptr<Backend> backend = make_backend(*job);
-  EnvList base = job->launch.backend == BackendKind::local ? local_login_env(environ) : EnvList{};
-  SupervisorOptions supervisor;
-  supervisor.timeout = job->timeout;
-  supervisor.grace = job->grace;
-  auto build = [&](int attempt) -> Result<std::vector<RankLaunch>> {
-    LaunchContext attempt_ctx = ctx;
-    attempt_ctx.attempt = attempt;
-    return build_launches(*job, *plan, attempt_ctx, base, environ);
-  };
-  auto code = supervise(*backend, *plan, build, supervisor);
-  backend->shutdown();
-  auto table = server.value(coll::k_bench_table_key);
-  auto json = server.value(coll::k_bench_json_key);
-  server.stop();
+  // Rank 0 leaves its results in the rendezvous; stdout is for them alone.
+  std::optional<std::string> table;
+  std::optional<std::string> json;
+  auto code = launch_job(*job, *planned, LaunchOptions{}, [&](rendezvous::Server& server) {
+    table = server.value(coll::k_bench_table_key);
+    json = server.value(coll::k_bench_json_key);
+  });
   if (!code) {
     return fail(code.error());
   }

@@ -34,11 +34,6 @@ void add_common_options(CLI::App& sub, CommonOptions& opts);
 Result<JobSpec> load_job_for(const CommonOptions& opts);
 // Prints `error` as "ddl: error: ..." and returns its exit code.
 int report(const Error& error);
-// The job's hosts (Kubernetes pods or its host source, GPU counts probed for
-// slots = "gpus") and the rank plan on them: what run, render and bench use.
-Result<Plan> plan_for(const JobSpec& job);
-// torch.master_port as launched: the job's, or a free port when it is 0.
-Result<int> launch_master_port(const JobSpec& job);
 
 void add_bench(CLI::App& app, Command& selected);
 void add_completions(CLI::App& app, Command& selected);

@@ -3,9 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "cmd/command.hpp"
-#include "backends/kubernetes/kubectl.hpp"
-#include "backends/probe.hpp"
-#include "src/util/net.hpp"
 #include "src/util/log.hpp"
 
 namespace ddl::cmd {
@@ -45,25 +42,6 @@ Result<JobSpec> load_job_for(const CommonOptions& opts) {
 int report(const Error& error) {
   print_error(error.message);
   return to_int(error.code);
-}
-
-Result<Plan> plan_for(const JobSpec& job) {
-  auto inventory = kubernetes::job_inventory(job);
-  if (!inventory) {
-    return fail(inventory.error());
-  }
-  auto probed = probe_gpu_slots(job, std::move(*inventory));
-  if (!probed) {
-    return fail(probed.error());
-  }
-  return make_plan(job, *probed);
-}
-
-Result<int> launch_master_port(const JobSpec& job) {
-  if (job.torch.master_port != 0) {
-    return job.torch.master_port;
-  }
-  return rendezvous::free_port_pair("127.0.0.1");
 }
 
 } // namespace ddl::cmd

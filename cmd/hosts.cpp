@@ -3,9 +3,9 @@
 #include <fmt/core.h>
 #include <memory>
 
-#include "backends/kubernetes/kubectl.hpp"
-#include "backends/probe.hpp"
+#include "backends/registry.hpp"
 #include "cmd/command.hpp"
+#include "cmd/pipeline.hpp"
 #include "src/render/render.hpp"
 
 namespace ddl::cmd {
@@ -92,8 +92,8 @@ std::string checked_json(const Inventory& inventory, const std::vector<HostCheck
 }
 
 // --check: every host reached through the backend; exit 3 when any failed.
-int check_inventory(const JobSpec& job, const Inventory& inventory, bool json) {
-  auto checks = check_hosts(job, inventory);
+int check_inventory(Backend& backend, const Inventory& inventory, bool json) {
+  auto checks = backend.check(inventory);
   fmt::print("{}", json ? checked_json(inventory, checks) : checked_table(inventory, checks));
   for (const auto& check : checks) {
     if (!check.reachable || !check.error.empty()) {
@@ -108,17 +108,19 @@ int run_hosts(const HostsOptions& opts) {
   if (!job) {
     return report(job.error());
   }
-  auto inventory = kubernetes::job_inventory(*job);
+  auto backend = make_backend(*job);
+  auto inventory = job_hosts(*job, *backend);
   if (!inventory) {
     return report(inventory.error());
   }
   if (opts.check) {
-    return check_inventory(*job, *inventory, opts.common.json);
+    return check_inventory(*backend, *inventory, opts.common.json);
   }
-  if (auto probed = probe_gpu_slots(*job, std::move(*inventory)); probed) {
-    inventory = std::move(*probed);
-  } else {
-    return report(probed.error());
+  if (job->hosts.slots_from_gpus) {
+    inventory = backend->probe_gpus(std::move(*inventory));
+    if (!inventory) {
+      return report(inventory.error());
+    }
   }
   fmt::print("{}", opts.common.json ? hosts_json(*inventory) : hosts_table(*inventory));
   return 0;

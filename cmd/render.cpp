@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cmd/command.hpp"
+#include "cmd/pipeline.hpp"
 #include "src/render/render.hpp"
 
 namespace ddl::cmd {
@@ -83,11 +84,11 @@ int run_render(RenderOptions opts) {
   if (!job) {
     return report(job.error());
   }
-  auto plan = plan_for(*job);
-  if (!plan) {
-    return report(plan.error());
+  auto planned = plan_job(*job);
+  if (!planned) {
+    return report(planned.error());
   }
-  auto text = render_one(opts, *job, *plan);
+  auto text = render_one(opts, *job, planned->plan);
   if (!text) {
     return report(text.error());
   }

@@ -87,14 +87,11 @@ int run_rsh(const std::vector<std::string>& args) {
   if (!job) {
     return report(job.error());
   }
-  job->command = {"sh"};
-  job->command_is_shell = false;
-  job->workdir = "/";
   std::unique_ptr<Backend> backend;
   if (transport != nullptr && std::string_view(transport) == "kubernetes") {
-    backend = std::make_unique<kubernetes::KubernetesBackend>(*job);
+    backend = std::make_unique<kubernetes::KubernetesBackend>(job->kubernetes);
   } else {
-    backend = std::make_unique<SshBackend>(*job);
+    backend = std::make_unique<SshBackend>(job->ssh);
   }
   Host host{args[0], args[0], 1, {}, "rsh"};
   Plan plan;
@@ -109,13 +106,14 @@ int run_rsh(const std::vector<std::string>& args) {
     sigaddset(&stops, signo);
   }
   ::pthread_sigmask(SIG_BLOCK, &stops, nullptr);
-  if (auto prepared = backend->prepare(plan); !prepared) {
-    return report(prepared.error());
-  }
   RankLaunch launch;
   launch.host = host;
   launch.argv = {"sh", "-c", join_words({args.begin() + 1, args.end()})};
+  launch.workdir = "/";
   launch.grace = Millis{2000};
+  if (auto prepared = backend->prepare(plan, {&launch, 1}); !prepared) {
+    return report(prepared.error());
+  }
   PassThrough events;
   if (auto started = backend->start(launch, events); !started) {
     return report(started.error());

@@ -5,15 +5,10 @@
 
 #include <fmt/core.h>
 
-#include "backends/registry.hpp"
-#include "backends/mpirun/mpirun_command.hpp"
 #include "cmd/command.hpp"
-#include "rendezvous/launcher.hpp"
-#include "src/inventory/inventory.hpp"
+#include "cmd/pipeline.hpp"
 #include "src/render/launches.hpp"
-#include "src/plan/plan.hpp"
 #include "src/render/render.hpp"
-#include "src/launch/supervisor.hpp"
 
 extern char** environ;
 
@@ -26,6 +21,16 @@ struct RunOptions {
   bool dry_run = false;
 };
 
+// --dry-run: the plan table, then what the backend adds (mpirun's command).
+int print_dry_run(const JobSpec& job, const PlannedJob& planned) {
+  LaunchContext ctx;
+  ctx.master_port = job.torch.master_port;
+  std::fputs(plan_table(job, planned.plan, ctx).c_str(), stdout);
+  auto launches = build_launches(job, planned.plan, ctx, rank_place(*planned.backend), environ);
+  std::fputs(planned.backend->dry_run_text(launches).c_str(), stdout);
+  return 0;
+}
+
 Result<int> run_job(const RunOptions& opts) {
   auto job = load_job_for(opts.common);
   if (!job) {
@@ -34,52 +39,18 @@ Result<int> run_job(const RunOptions& opts) {
   if (auto has_command = require_command(*job); !has_command) {
     return fail(has_command.error());
   }
-  auto plan = plan_for(*job);
-  if (!plan) {
-    return fail(plan.error());
+  auto planned = plan_job(*job);
+  if (!planned) {
+    return fail(planned.error());
   }
-  LaunchContext ctx;
-  ctx.master_port = job->torch.master_port;
   if (opts.dry_run) {
-    std::fputs(plan_table(*job, *plan, ctx).c_str(), stdout);
-    if (job->launch.backend == BackendKind::mpirun) {
-      std::fputs(mpirun::dry_run_text(*job, build_launches(*job, *plan, ctx, {}, environ)).c_str(), stdout);
-    }
-    return 0;
+    return print_dry_run(*job, *planned);
   }
-
-  auto master_port = launch_master_port(*job);
-  if (!master_port) {
-    return fail(master_port.error());
-  }
-  ctx.master_port = *master_port;
-  // Before any rank: its address and a fresh token go into every rank's env.
-  auto rendezvous = rendezvous::JobRendezvous::start(*job, *plan);
-  if (!rendezvous) {
-    return fail(rendezvous.error());
-  }
-  ctx.rendezvous = (*rendezvous)->endpoint();
-  ctx.token = (*rendezvous)->token();
-  std::unique_ptr<Backend> backend = make_backend(*job);
-  // Local ranks start from this machine's login variables; remote backends
-  // get theirs from the remote login.
-  EnvList base = job->launch.backend == BackendKind::local ? local_login_env(environ) : EnvList{};
-  SupervisorOptions options;
-  options.timeout = job->timeout;
-  options.max_restarts = job->max_restarts;
-  options.grace = job->grace;
-  options.output.json = opts.common.json;
-  options.output.log_dir = job->log_dir;
-  options.watchdog = [&] { return (*rendezvous)->overdue(); };
-  auto build = [&](int attempt) -> Result<std::vector<RankLaunch>> {
-    (*rendezvous)->begin_attempt(attempt);
-    LaunchContext attempt_ctx = ctx;
-    attempt_ctx.attempt = attempt;
-    return build_launches(*job, *plan, attempt_ctx, base, environ);
-  };
-  auto code = supervise(*backend, *plan, build, options);
-  backend->shutdown();
-  return code;
+  LaunchOptions launch;
+  launch.output.json = opts.common.json;
+  launch.output.log_dir = job->log_dir;
+  launch.max_restarts = job->max_restarts;
+  return launch_job(*job, *planned, launch);
 }
 
 } // namespace

@@ -99,10 +99,9 @@ bool is_loopback(const std::string& address) {
   return resolved && is_loopback_addr(resolved->addr);
 }
 
-Result<std::string> bind_address(const JobSpec& job, const Plan& plan) {
+Result<std::string> bind_address(const JobSpec& job, const Plan& plan, bool ranks_are_local) {
   const std::string& wanted = job.rendezvous.address;
-  bool all_local = job.launch.backend == BackendKind::local;
-  const Host* remote = all_local ? nullptr : first_remote_host(plan);
+  const Host* remote = ranks_are_local ? nullptr : first_remote_host(plan);
   if (wanted != "auto") {
     if (remote && is_loopback(wanted)) {
       return fail(ExitCode::usage,

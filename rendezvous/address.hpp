@@ -11,11 +11,12 @@ namespace ddl::rendezvous {
 
 // The address the rendezvous binds and every worker dials, from
 // [rendezvous] address. "auto": 127.0.0.1 when every host of the plan is this
-// machine (the local backend always); else the local address whose route
+// machine (always when `ranks_are_local`: the backend runs every rank here,
+// whatever the host names say); else the local address whose route
 // reaches the plan's first remote host (found with a UDP connect, which sends
 // nothing). An explicit loopback address while some host is remote is an
 // error (ExitCode::usage): workers there could never reach it.
-Result<std::string> bind_address(const JobSpec& job, const Plan& plan);
+Result<std::string> bind_address(const JobSpec& job, const Plan& plan, bool ranks_are_local);
 
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool is_loopback(const std::string& address);

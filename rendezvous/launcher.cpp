@@ -6,8 +6,9 @@
 
 namespace ddl::rendezvous {
 
-Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, const Plan& plan) {
-  auto address = bind_address(job, plan);
+Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, const Plan& plan,
+                                                            bool ranks_are_local) {
+  auto address = bind_address(job, plan, ranks_are_local);
   if (!address) return fail(address.error());
   auto token = generate_token();
   if (!token) return fail(token.error());

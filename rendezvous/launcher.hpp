@@ -16,8 +16,9 @@ namespace ddl::rendezvous {
 // fresh token, and the exit-4 rule.
 class JobRendezvous {
 public:
-  // Generates the token, resolves [rendezvous] address, binds, starts.
-  static Result<std::unique_ptr<JobRendezvous>> start(const JobSpec& job, const Plan& plan);
+  // Generates the token, resolves [rendezvous] address (see bind_address
+  // for `ranks_are_local`), binds, starts.
+  static Result<std::unique_ptr<JobRendezvous>> start(const JobSpec& job, const Plan& plan, bool ranks_are_local);
 
   const std::string& endpoint() const { return endpoint_; }  // DDL_RENDEZVOUS
   const std::string& token() const { return token_; }        // DDL_TOKEN; never print it

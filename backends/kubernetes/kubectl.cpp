@@ -66,8 +66,7 @@ bool is_remote_exit(std::string_view kubectl_stderr, int kubectl_code) {
   return code && *code == kubectl_code;
 }
 
-Result<Inventory> kubernetes_inventory(const JobSpec& job) {
-  const KubernetesSection& k8s = job.kubernetes;
+Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default_slots) {
   if (k8s.selector.empty()) {
     return fail(ExitCode::usage,
                 "backend kubernetes needs [kubernetes] selector (e.g. selector = \"app=trainer\")");
@@ -81,7 +80,7 @@ Result<Inventory> kubernetes_inventory(const JobSpec& job) {
     return fail(ExitCode::launch, fmt::format("kubectl get pods ({}) failed: {}", where(k8s),
                                               why.empty() ? "exit " + std::to_string(captured->exit.code) : why));
   }
-  auto scan = scan_pods(captured->out, k8s.container, job.hosts.slots.value_or(1));
+  auto scan = scan_pods(captured->out, k8s.container, default_slots);
   if (!scan) {
     return fail(scan.error());
   }
@@ -101,20 +100,6 @@ Result<Inventory> kubernetes_inventory(const JobSpec& job) {
                               where(k8s), skipped));
   }
   return scan->ready;
-}
-
-bool pods_are_hosts(const JobSpec& job) {
-  const HostsSection& hosts = job.hosts;
-  bool other_source = !hosts.list.empty() || !hosts.hostfile.empty() || hosts.slurm ||
-                      !hosts.discovery_script.empty();
-  if (job.launch.backend == BackendKind::kubernetes) {
-    return !other_source || !job.kubernetes.selector.empty();
-  }
-  return job.launch.backend == BackendKind::mpirun && !job.kubernetes.selector.empty() && !other_source;
-}
-
-Result<Inventory> job_inventory(const JobSpec& job) {
-  return pods_are_hosts(job) ? kubernetes_inventory(job) : discover_hosts(job);
 }
 
 } // namespace ddl::kubernetes

@@ -32,16 +32,10 @@ bool is_remote_exit(std::string_view kubectl_stderr, int kubectl_code);
 inline constexpr std::string_view k_remote_exit_prefix = "command terminated with exit code ";
 
 // Finds the pods of [kubernetes] selector: Running and Ready ones become the
-// inventory in name order; the others are warned about with the reason. None
-// ready, kubectl failing, or bad output: ExitCode::launch.
-Result<Inventory> kubernetes_inventory(const JobSpec& job);
+// inventory in name order (`default_slots` each without a GPU limit); the
+// others are warned about with the reason. None ready, kubectl failing, or
+// bad output: ExitCode::launch.
+Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default_slots);
 
-// True when the job's hosts are its pods: backend kubernetes, or backend
-// mpirun with a [kubernetes] selector and no other host source.
-bool pods_are_hosts(const JobSpec& job);
-
-// The inventory of any job: its pods when pods_are_hosts, else
-// discover_hosts. Every command that builds a plan calls this.
-Result<Inventory> job_inventory(const JobSpec& job);
 
 } // namespace ddl::kubernetes

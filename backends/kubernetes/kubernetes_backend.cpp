@@ -22,18 +22,6 @@ constexpr long k_check_timeout_ms = 60'000;
 constexpr int k_parallel_checks = 16;
 constexpr auto k_shutdown_wait = std::chrono::seconds(5);
 
-// Launcher-machine variables that would break a container's own PATH, HOME...
-// (rank env starts from the launcher's login variables); kept only when the
-// user named them in [job] env, env_pass or -x.
-bool is_launcher_only(std::string_view name) {
-  for (std::string_view local : {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TERM"}) {
-    if (name == local) {
-      return true;
-    }
-  }
-  return false;
-}
-
 bool write_all(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd, bytes.data(), bytes.size());
@@ -100,18 +88,13 @@ std::string check_problem(const Result<ExecResult>& result, const std::string& w
   }
 }
 
+// [job] workdir; "" (none named) = the container's own.
+std::string pod_workdir(const RankLaunch& launch) { return launch.workdir_is_default ? "" : launch.workdir; }
+
 } // namespace
 
-KubernetesBackend::KubernetesBackend(const JobSpec& job)
-    : k8s_(job.kubernetes), program_(job.command.empty() ? "sh" : job.command.front()),
-      workdir_(job.workdir) {
-  if (job.command_is_shell) {
-    program_ = "sh";
-  }
-  for (const auto& [name, value] : job.env) {
-    keep_names_.push_back(name);
-  }
-  keep_names_.insert(keep_names_.end(), job.env_pass.begin(), job.env_pass.end());
+KubernetesBackend::KubernetesBackend(const KubernetesSection& k8s, std::optional<int> pod_slots)
+    : k8s_(k8s), pod_slots_(pod_slots) {
   // A rank's stdin is a pipe to kubectl; a write after kubectl died must be
   // an error, not the end of ddl.
   ::signal(SIGPIPE, SIG_IGN);
@@ -119,10 +102,22 @@ KubernetesBackend::KubernetesBackend(const JobSpec& job)
 
 KubernetesBackend::~KubernetesBackend() { shutdown(); }
 
-Result<void> KubernetesBackend::prepare(const Plan& plan) {
+std::optional<Result<Inventory>> KubernetesBackend::own_hosts() {
+  if (!pod_slots_) {
+    return std::nullopt;
+  }
+  return kubernetes_inventory(k8s_, *pod_slots_);
+}
+
+Result<void> KubernetesBackend::prepare(const Plan& plan, std::span<const RankLaunch> launches) {
+  if (launches.empty()) {
+    return fail(ExitCode::launch, "kubernetes: no ranks to start");
+  }
+  const std::string workdir = pod_workdir(launches.front());
+  const std::string program = launches.front().argv.empty() ? "sh" : launches.front().argv.front();
   ShimJob check;
-  check.workdir = workdir_;
-  check.argv = {"sh", "-c", "command -v \"$1\" >/dev/null 2>&1", "ddl-check", program_};
+  check.workdir = workdir;
+  check.argv = {"sh", "-c", "command -v \"$1\" >/dev/null 2>&1", "ddl-check", program};
   check.grace = Millis{1000};
   std::vector<std::string> problems(plan.hosts.size());
   std::vector<std::thread> workers;
@@ -132,7 +127,7 @@ Result<void> KubernetesBackend::prepare(const Plan& plan) {
     workers.emplace_back([&] {
       for (std::size_t i = next++; i < plan.hosts.size(); i = next++) {
         auto result = exec_once(k8s_, plan.hosts[i].name, check);
-        problems[i] = check_problem(result, workdir_, program_);
+        problems[i] = check_problem(result, workdir, program);
       }
     });
   }
@@ -157,13 +152,7 @@ Result<void> KubernetesBackend::prepare(const Plan& plan) {
 }
 
 Result<void> KubernetesBackend::start(const RankLaunch& launch, RankEvents& events) {
-  ShimJob job{{}, workdir_, launch.argv, launch.grace};
-  for (const auto& [name, value] : launch.env) {
-    bool asked = std::find(keep_names_.begin(), keep_names_.end(), name) != keep_names_.end();
-    if (asked || !is_launcher_only(name)) {
-      job.env.emplace_back(name, value);
-    }
-  }
+  ShimJob job{launch.env, pod_workdir(launch), launch.argv, launch.grace};
   auto payload = shim_payload(job);
   if (!payload) {
     return fail(payload.error());

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,13 +18,20 @@ namespace ddl::kubernetes {
 // the shim of backends/shim.hpp reading the rank's env, workdir and argv on
 // stdin. Closing that stdin (ddl ends, or is killed) ends the rank inside the
 // pod, which a plain kill of kubectl would not. prepare() checks in every pod
-// at once that kubectl works and that the workdir and command exist.
+// at once that kubectl works and that the workdir and argv[0] exist. Ranks
+// start in [job] workdir, else in the container's own.
 class KubernetesBackend final : public Backend {
 public:
-  explicit KubernetesBackend(const JobSpec& job);
+  // `pod_slots`: the pods of [kubernetes] selector are the hosts, each with
+  // this many slots when it has no GPU limit; nullopt: the job's own hosts
+  // are pod names.
+  explicit KubernetesBackend(const KubernetesSection& k8s, std::optional<int> pod_slots = std::nullopt);
   ~KubernetesBackend() override;
 
-  Result<void> prepare(const Plan& plan) override;
+  std::string_view name() const override { return "kubernetes"; }
+  std::optional<Result<Inventory>> own_hosts() override;
+
+  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
   Result<void> start(const RankLaunch& launch, RankEvents& events) override;
   void signal(int rank, int signo) override;
   void shutdown() override;
@@ -40,9 +48,7 @@ private:
   void write_control(Rank& rank, std::string_view line, bool then_close);
 
   KubernetesSection k8s_;
-  std::string program_;      // the job's command[0], for the preflight check
-  std::string workdir_;      // [job] workdir; "" = the container's
-  std::vector<std::string> keep_names_;  // env names the user asked for
+  std::optional<int> pod_slots_;
   std::mutex ranks_mutex_;
   std::map<int, std::unique_ptr<Rank>> ranks_;
 };

@@ -16,6 +16,8 @@
 #include <fmt/core.h>
 
 #include "backends/local/spawn.hpp"
+#include "ddl_version.hpp"
+#include "src/inventory/inventory.hpp"
 
 namespace ddl {
 
@@ -77,7 +79,30 @@ LocalBackend::~LocalBackend() {
   ::close(wake_fd_);
 }
 
-Result<void> LocalBackend::prepare(const Plan& plan) {
+Result<Inventory> LocalBackend::probe_gpus(Inventory hosts) {
+  int count = local_gpu_count();
+  if (count <= 0) {
+    return fail(ExitCode::launch, "slots = \"gpus\": no GPU found on this machine");
+  }
+  for (auto& host : hosts) {
+    host.slots = count;
+    host.gpus.clear();
+    for (int g = 0; g < count; ++g) {
+      host.gpus.push_back(g);
+    }
+  }
+  return hosts;
+}
+
+std::vector<HostCheck> LocalBackend::check(const Inventory& hosts) {
+  HostCheck check;
+  check.reachable = true;
+  check.ddl_version = DDL_VERSION;
+  check.gpu_count = local_gpu_count();
+  return std::vector<HostCheck>(hosts.size(), check);
+}
+
+Result<void> LocalBackend::prepare(const Plan& plan, std::span<const RankLaunch> /*launches*/) {
   struct rlimit limit {};
   ::getrlimit(RLIMIT_NOFILE, &limit);
   auto needed = static_cast<rlim_t>(plan.world_size) * 4 + 64;

@@ -26,7 +26,14 @@ public:
   LocalBackend();
   ~LocalBackend() override;
 
-  Result<void> prepare(const Plan& plan) override;
+  std::string_view name() const override { return "local"; }
+  // This machine's GPU count gives every host its slots.
+  Result<Inventory> probe_gpus(Inventory hosts) override;
+  // Every host is this machine: this ddl, this machine's GPUs.
+  std::vector<HostCheck> check(const Inventory& hosts) override;
+  bool ranks_are_local() const override { return true; }
+
+  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
   // Call from the supervisor's thread (see spawn_rank about PDEATHSIG).
   Result<void> start(const RankLaunch& launch, RankEvents& events) override;
   void signal(int rank, int signo) override;

@@ -16,6 +16,8 @@
 #include "src/util/process.hpp"
 #include "backends/mpirun/mpirun_command.hpp"
 #include "backends/mpirun/mpirun_output.hpp"
+#include "backends/kubernetes/kubectl.hpp"
+#include "backends/ssh/ssh_probe.hpp"
 #include "src/render/render.hpp"
 #include "src/util/text.hpp"
 
@@ -55,16 +57,25 @@ Result<std::string> write_hostfile(const std::string& text, std::string& dir_out
 
 } // namespace
 
-MpirunBackend::MpirunBackend(const JobSpec& job)
-    : workdir_(job.workdir), transport_(rsh_transport(job)) {
-  if (!job.source.empty()) {
-    std::error_code ec;
-    job_file_ = std::filesystem::absolute(job.source, ec).string();
+MpirunBackend::MpirunBackend(MpirunOptions options) : options_(std::move(options)) {}
+
+std::optional<Result<Inventory>> MpirunBackend::own_hosts() {
+  if (!options_.pod_slots) {
+    return std::nullopt;
   }
-  for (const auto& [name, value] : job.env) {
-    keep_names_.push_back(name);
-  }
-  keep_names_.insert(keep_names_.end(), job.env_pass.begin(), job.env_pass.end());
+  return kubernetes::kubernetes_inventory(options_.kubernetes, *options_.pod_slots);
+}
+
+Result<Inventory> MpirunBackend::probe_gpus(Inventory hosts) {
+  return ssh_probe_gpu_slots(options_.ssh, std::move(hosts));
+}
+
+std::vector<HostCheck> MpirunBackend::check(const Inventory& hosts) {
+  return ssh_check_hosts(options_.ssh, remote_ddl_path(options_.ssh), hosts);
+}
+
+std::string MpirunBackend::dry_run_text(std::span<const RankLaunch> launches) const {
+  return mpirun::dry_run_text(launches, options_.rsh_transport);
 }
 
 MpirunBackend::~MpirunBackend() {
@@ -75,7 +86,7 @@ MpirunBackend::~MpirunBackend() {
   }
 }
 
-Result<void> MpirunBackend::prepare(const Plan& plan) {
+Result<void> MpirunBackend::prepare(const Plan& plan, std::span<const RankLaunch> /*launches*/) {
   auto version = run_captured({"mpirun", "--version"}, 30'000);
   if (!version || version->exit.code != 0) {
     return fail(ExitCode::launch,
@@ -111,11 +122,11 @@ Result<void> MpirunBackend::start(const RankLaunch& launch, RankEvents& events) 
   MpirunSettings settings;
   settings.hostfile = hostfile_;
   settings.ddl_path = own_executable_path();
-  settings.workdir = workdir_;
+  settings.workdir = mpirun_workdir(launches_);
   settings.as_root = ::geteuid() == 0;
-  settings.rsh_transport = transport_;
-  settings.job_file = job_file_;
-  auto command = build_mpirun_command(launches_, keep_names_, settings);
+  settings.rsh_transport = options_.rsh_transport;
+  settings.job_file = options_.job_file;
+  auto command = build_mpirun_command(launches_, settings);
   if (!command) {
     return fail(command.error());
   }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,12 +20,28 @@ namespace ddl::mpirun {
 // gang semantics ddl wants. The first rank to fail is known from the rank
 // script's marker (its exit code) or from mpirun's "exited on signal" note;
 // the other ranks are reported as ended by SIGTERM.
+// hosts --check and slots = "gpus" reach the hosts over ssh, as mpirun does.
+struct MpirunOptions {
+  std::string job_file;          // absolute; `ddl rsh` reads [ssh] / [kubernetes] there
+  std::string rsh_transport;     // "ssh" or "kubernetes": how `ddl rsh` reaches hosts
+  SshSection ssh;
+  KubernetesSection kubernetes;
+  std::optional<int> pod_slots;  // the pods of [kubernetes] selector are the hosts
+};
+
 class MpirunBackend final : public Backend {
 public:
-  explicit MpirunBackend(const JobSpec& job);
+  explicit MpirunBackend(MpirunOptions options);
   ~MpirunBackend() override;
 
-  Result<void> prepare(const Plan& plan) override;
+  std::string_view name() const override { return "mpirun"; }
+  std::optional<Result<Inventory>> own_hosts() override;
+  Result<Inventory> probe_gpus(Inventory hosts) override;
+  std::vector<HostCheck> check(const Inventory& hosts) override;
+  // The mpirun command line, one word per line.
+  std::string dry_run_text(std::span<const RankLaunch> launches) const override;
+
+  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
   Result<void> start(const RankLaunch& launch, RankEvents& events) override;
   void signal(int rank, int signo) override;
   void shutdown() override;
@@ -33,10 +50,7 @@ private:
   void run_mpirun(std::vector<std::string> argv, EnvList env, RankEvents& events);
   void report_exits(int status, class TaggedOutput& output, RankEvents& events);
 
-  std::string job_file_;
-  std::string workdir_;
-  std::string transport_;
-  std::vector<std::string> keep_names_;
+  MpirunOptions options_;
   std::string hostfile_dir_;
   std::string hostfile_;
   int world_size_ = 0;

@@ -22,25 +22,7 @@ bool is_mpirun_own(std::string_view name) {
   return name.starts_with("OMPI_") || name.starts_with("PMIX_");
 }
 
-bool kept(std::string_view name, const std::vector<std::string>& keep_names) {
-  return std::find(keep_names.begin(), keep_names.end(), name) != keep_names.end();
-}
-
 } // namespace
-
-bool is_launcher_only(std::string_view name) {
-  for (std::string_view local : {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TERM", "PWD",
-                                 "OLDPWD", "SHLVL", "_"}) {
-    if (name == local) {
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string rsh_transport(const JobSpec& job) {
-  return job.kubernetes.selector.empty() ? "ssh" : "kubernetes";
-}
 
 std::string rank_script(int world_size) {
   return fmt::format(
@@ -64,9 +46,7 @@ std::string rank_script(int world_size) {
       world_size, k_rank_exit_marker);
 }
 
-Result<MpirunCommand> build_mpirun_command(const std::vector<RankLaunch>& launches,
-                                           const std::vector<std::string>& keep_names,
-                                           const MpirunSettings& settings) {
+Result<MpirunCommand> build_mpirun_command(std::span<const RankLaunch> launches, const MpirunSettings& settings) {
   if (launches.empty()) {
     return fail(ExitCode::usage, "mpirun: no ranks to start");
   }
@@ -76,7 +56,7 @@ Result<MpirunCommand> build_mpirun_command(const std::vector<RankLaunch>& launch
   std::map<std::string, int> holders;
   for (const auto& launch : launches) {
     for (const auto& [name, value] : launch.env) {
-      if (is_mpirun_own(name) || (is_launcher_only(name) && !kept(name, keep_names))) {
+      if (is_mpirun_own(name)) {
         continue;
       }
       if (value.find('\0') != std::string::npos) {
@@ -130,19 +110,18 @@ Result<MpirunCommand> build_mpirun_command(const std::vector<RankLaunch>& launch
   return command;
 }
 
-std::string dry_run_text(const JobSpec& job, const std::vector<RankLaunch>& launches) {
+std::string mpirun_workdir(std::span<const RankLaunch> launches) {
+  return launches.empty() || launches.front().workdir_is_default ? "" : launches.front().workdir;
+}
+
+std::string dry_run_text(std::span<const RankLaunch> launches, const std::string& rsh_transport) {
   MpirunSettings settings;
   settings.hostfile = "<hostfile>";
   settings.ddl_path = own_executable_path();
-  settings.workdir = job.workdir;
+  settings.workdir = mpirun_workdir(launches);
   settings.as_root = ::geteuid() == 0;
-  settings.rsh_transport = rsh_transport(job);
-  std::vector<std::string> keep;
-  for (const auto& [name, value] : job.env) {
-    keep.push_back(name);
-  }
-  keep.insert(keep.end(), job.env_pass.begin(), job.env_pass.end());
-  auto command = build_mpirun_command(launches, keep, settings);
+  settings.rsh_transport = rsh_transport;
+  auto command = build_mpirun_command(launches, settings);
   if (!command) {
     return fmt::format("mpirun: {}\n", command.error().message);
   }

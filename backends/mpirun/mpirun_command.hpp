@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,13 +37,15 @@ struct MpirunSettings {
 };
 
 // `launches`: every rank's launch, in rank order (their env and argv).
-Result<MpirunCommand> build_mpirun_command(const std::vector<RankLaunch>& launches,
-                                           const std::vector<std::string>& keep_names,
-                                           const MpirunSettings& settings);
+Result<MpirunCommand> build_mpirun_command(std::span<const RankLaunch> launches, const MpirunSettings& settings);
 
 // What `ddl run --dry-run` prints for backend mpirun: the mpirun command line
 // (the hostfile as <hostfile>), one word per line, quoted for sh.
-std::string dry_run_text(const JobSpec& job, const std::vector<RankLaunch>& launches);
+std::string dry_run_text(std::span<const RankLaunch> launches, const std::string& rsh_transport);
+
+// The --wdir of mpirun for these launches: "" (mpirun's default) when the
+// job named no workdir.
+std::string mpirun_workdir(std::span<const RankLaunch> launches);
 
 // The sh program each rank runs under mpirun (exported for tests).
 std::string rank_script(int world_size);
@@ -50,12 +53,5 @@ std::string rank_script(int world_size);
 // The rank script prints this (tagged by mpirun) when the command fails, so
 // that ddl knows which rank failed first: "ddl-mpi: rank R exit C".
 inline constexpr std::string_view k_rank_exit_marker = "ddl-mpi: rank ";
-
-// "ssh" or "kubernetes": how `ddl rsh` reaches hosts for this job.
-std::string rsh_transport(const JobSpec& job);
-
-// The variables of the launcher's login that must not override a remote
-// host's own (PATH, HOME, ...) unless the user named them.
-bool is_launcher_only(std::string_view name);
 
 } // namespace ddl::mpirun

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <csignal>
-#include <filesystem>
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +12,7 @@
 #include "backends/ssh/parallel.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
+#include "backends/ssh/ssh_probe.hpp"
 
 namespace ddl {
 
@@ -79,22 +79,39 @@ Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const
   return channels;
 }
 
+// The launch of the first of `ranks` (all of one connection); a connection
+// without ranks checks what the others run. `launches` is not empty.
+const RankLaunch& first_launch_of(std::span<const RankLaunch> launches, const std::vector<int>& ranks) {
+  for (const auto& launch : launches) {
+    if (!ranks.empty() && launch.rank == ranks.front()) {
+      return launch;
+    }
+  }
+  return launches.front();
+}
+
 std::string host_label(const Host& host) {
   return host.address == host.name ? host.name : fmt::format("{} ({})", host.name, host.address);
 }
 
 } // namespace
 
-SshBackend::SshBackend(const JobSpec& job) : options_(job.ssh), command_(job.command), workdir_(job.workdir) {
-  if (workdir_.empty()) {
-    std::error_code ignored;
-    workdir_ = std::filesystem::current_path(ignored).string();
-  }
-}
+SshBackend::SshBackend(const SshSection& options) : options_(options) {}
 
 SshBackend::~SshBackend() { shutdown(); }
 
-Result<void> SshBackend::prepare(const Plan& plan) {
+Result<Inventory> SshBackend::probe_gpus(Inventory hosts) { return ssh_probe_gpu_slots(options_, std::move(hosts)); }
+
+std::vector<HostCheck> SshBackend::check(const Inventory& hosts) {
+  return ssh_check_hosts(options_, ddl_path(), hosts);
+}
+
+std::string SshBackend::ddl_path() const { return remote_ddl_path(options_); }
+
+Result<void> SshBackend::prepare(const Plan& plan, std::span<const RankLaunch> launches) {
+  if (launches.empty()) {
+    return fail(ExitCode::launch, "ssh: no ranks to start");
+  }
   // Connections per host: one per k_ranks_per_connection ranks.
   std::vector<int> ranks_on_host(plan.hosts.size(), 0);
   rank_link_.assign(plan.ranks.size(), 0);
@@ -123,7 +140,6 @@ Result<void> SshBackend::prepare(const Plan& plan) {
   std::vector<SshSessionPtr> sessions(tasks.size());
   std::vector<HostLink::ReadyChannels> ready(tasks.size());
   std::vector<std::string> problems(tasks.size());
-  std::string program = command_.empty() ? std::string("sh") : command_.front();
   Millis check_timeout = remote_answer_timeout(options_);
   for_each_parallel(tasks.size(), options_.fanout, [&](std::size_t i) {
     const Host& host = plan.hosts[tasks[i].host];
@@ -132,7 +148,9 @@ Result<void> SshBackend::prepare(const Plan& plan) {
       problems[i] = session.error().message;
       return;
     }
-    auto channels = open_checked_channels(session->get(), task_ranks[i], workdir_, program, check_timeout);
+    const RankLaunch& first = first_launch_of(launches, task_ranks[i]);
+    std::string program = first.argv.empty() ? std::string("sh") : first.argv.front();
+    auto channels = open_checked_channels(session->get(), task_ranks[i], first.workdir, program, check_timeout);
     if (!channels) {
       problems[i] = channels.error().message;
       return;

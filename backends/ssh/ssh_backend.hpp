@@ -14,22 +14,27 @@ class HostLink;
 // Ranks on remote hosts over SSH (libssh), each under the shim
 // (backends/shim.hpp) on its own channel. prepare() connects to every host
 // in parallel (at most [ssh] fanout at once), verifies host keys,
-// authenticates and checks that the workdir and the command exist; every
-// failing host is reported at once (ExitCode::launch).
+// authenticates and checks that the workdir and the program the ranks run
+// (argv[0], /bin/sh for a string command) exist; every failing host is
+// reported at once (ExitCode::launch).
 class SshBackend final : public Backend {
 public:
-  explicit SshBackend(const JobSpec& job);
+  explicit SshBackend(const SshSection& options);
   ~SshBackend() override;
 
-  Result<void> prepare(const Plan& plan) override;
+  std::string_view name() const override { return "ssh"; }
+  Result<Inventory> probe_gpus(Inventory hosts) override;
+  std::vector<HostCheck> check(const Inventory& hosts) override;
+  // [ssh] remote_ddl, else this binary's path.
+  std::string ddl_path() const override;
+
+  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
   Result<void> start(const RankLaunch& launch, RankEvents& events) override;
   void signal(int rank, int signo) override;
   void shutdown() override;
 
 private:
   SshSection options_;
-  std::vector<std::string> command_;
-  std::string workdir_;
   std::vector<std::unique_ptr<HostLink>> links_;
   std::vector<std::size_t> rank_link_;  // rank -> index into links_
 };

@@ -8,6 +8,7 @@
 #include "backends/ssh/parallel.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
+#include "src/util/process.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -25,9 +26,9 @@ constexpr const char* k_probe_script =
     "  n=$(ls /proc/driver/nvidia/gpus | wc -l); fi\n"
     "echo \"gpu_count=$n\"\n";
 
-HostCheck check_one(const JobSpec& job, const Host& host, const std::string& remote_ddl) {
+HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& remote_ddl) {
   HostCheck check;
-  auto session = ssh_open(job.ssh, host);
+  auto session = ssh_open(ssh, host);
   if (!session) {
     check.error = session.error().message;
     return check;
@@ -36,7 +37,7 @@ HostCheck check_one(const JobSpec& job, const Host& host, const std::string& rem
   ShimJob probe;
   probe.argv = {"sh", "-c", k_probe_script, "ddl-probe", remote_ddl};
   probe.grace = Millis{1000};
-  auto ran = run_shim_once(session->get(), probe, remote_answer_timeout(job.ssh));
+  auto ran = run_shim_once(session->get(), probe, remote_answer_timeout(ssh));
   if (!ran) {
     check.error = ran.error().message;
     return check;
@@ -64,16 +65,20 @@ HostCheck check_one(const JobSpec& job, const Host& host, const std::string& rem
 
 } // namespace
 
-std::vector<HostCheck> ssh_check_hosts(const JobSpec& job, const Inventory& hosts) {
-  std::string remote_ddl = job.ssh.remote_ddl.empty() ? own_executable_path() : job.ssh.remote_ddl;
+std::string remote_ddl_path(const SshSection& ssh) {
+  return ssh.remote_ddl.empty() ? own_executable_path() : ssh.remote_ddl;
+}
+
+std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string& remote_ddl,
+                                       const Inventory& hosts) {
   std::vector<HostCheck> checks(hosts.size());
-  for_each_parallel(hosts.size(), job.ssh.fanout,
-                    [&](std::size_t i) { checks[i] = check_one(job, hosts[i], remote_ddl); });
+  for_each_parallel(hosts.size(), ssh.fanout,
+                    [&](std::size_t i) { checks[i] = check_one(ssh, hosts[i], remote_ddl); });
   return checks;
 }
 
-Result<Inventory> ssh_probe_gpu_slots(const JobSpec& job, Inventory hosts) {
-  auto checks = ssh_check_hosts(job, hosts);
+Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts) {
+  auto checks = ssh_check_hosts(ssh, remote_ddl_path(ssh), hosts);
   std::string problems;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     const HostCheck& check = checks[i];

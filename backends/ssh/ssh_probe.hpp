@@ -8,23 +8,27 @@
 #include <string>
 #include <vector>
 
-#include "backends/probe.hpp"
+#include "src/launch/backend.hpp"
 #include "src/util/error.hpp"
 #include "src/inventory/inventory.hpp"
-#include "src/job/job.hpp"
+#include "src/job/job.hpp"  // SshSection
 
 namespace ddl {
 
 // Connects to every host (at most [ssh] fanout at once, each bounded by
 // connect_timeout), verifies its key, authenticates, and runs a probe under
-// the shim: is [ssh] remote_ddl (default: this binary's path) there, its
-// `--version`, the GPU count. One entry per host, in order.
-std::vector<HostCheck> ssh_check_hosts(const JobSpec& job, const Inventory& hosts);
+// the shim: is `remote_ddl` there, its `--version`, the GPU count. One
+// entry per host, in order.
+std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string& remote_ddl,
+                                       const Inventory& hosts);
 
 // slots = "gpus": each host's slots and GPU list from its GPU count. Every
 // host that cannot be probed or has no GPU is reported at once
 // (ExitCode::launch).
-Result<Inventory> ssh_probe_gpu_slots(const JobSpec& job, Inventory hosts);
+Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts);
+
+// [ssh] remote_ddl, else this binary's path.
+std::string remote_ddl_path(const SshSection& ssh);
 
 
 } // namespace ddl

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "src/inventory/inventory.hpp"
 #include "src/plan/plan.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/error.hpp"
@@ -33,13 +35,47 @@ public:
   virtual void exited(int rank, const RankExit& how) = 0;
 };
 
-// One way to start a gang (local, ssh, kubernetes, mpirun).
+// What `hosts --check` reports per host.
+struct HostCheck {
+  bool reachable = false;
+  std::string ddl_version;       // "" when ddl is not found there
+  std::optional<int> gpu_count;  // nvidia-smi -L, else /proc/driver/nvidia/gpus
+  std::string error;             // "" when all is well
+};
+
+// One way to start a gang (local, ssh, kubernetes, mpirun). Backends see the
+// rendered launches (argv, env, workdir per rank), never the job file; what
+// they are asked besides launching has a default here, so that the callers
+// never test which backend they hold.
 class Backend {
 public:
   virtual ~Backend() = default;
-  // Reaches every host before any rank starts; reports every unreachable host,
-  // auth failure or key mismatch at once (ExitCode::launch).
-  virtual Result<void> prepare(const Plan& plan) = 0;
+
+  // The backend's name as the job file spells it ("ssh"), for messages.
+  virtual std::string_view name() const = 0;
+  // The hosts the backend brings itself (Kubernetes pods); nullopt: the
+  // job's own host source. Default: nullopt.
+  virtual std::optional<Result<Inventory>> own_hosts() { return std::nullopt; }
+  // slots = "gpus": each host's slots and GPU indices from its GPU count;
+  // hosts that cannot be probed or have none are reported at once
+  // (ExitCode::launch). Default: the hosts unchanged (their slots stand).
+  virtual Result<Inventory> probe_gpus(Inventory hosts) { return hosts; }
+  // `hosts --check`: one entry per host, in order. Default: "--check is not
+  // available for the NAME backend" on every host.
+  virtual std::vector<HostCheck> check(const Inventory& hosts);
+  // True when every rank runs on this machine whatever the host names say
+  // (the rendezvous then binds loopback). Default: false.
+  virtual bool ranks_are_local() const { return false; }
+  // The ddl binary that ranks run (`ddl bench` workers). Default: this one.
+  virtual std::string ddl_path() const;
+  // What `run --dry-run` prints after the plan table. Default: nothing.
+  virtual std::string dry_run_text(std::span<const RankLaunch> launches) const;
+
+  // Reaches every host before any rank starts and checks what attempt 0's
+  // `launches` need there (workdir, argv[0]); reports every unreachable
+  // host, auth failure, key mismatch or missing command at once
+  // (ExitCode::launch).
+  virtual Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) = 0;
   // Starts one rank; its output and end arrive through `events`.
   virtual Result<void> start(const RankLaunch& launch, RankEvents& events) = 0;
   // Sends `signo` to the rank's whole process group, wherever it runs.

@@ -18,14 +18,6 @@ namespace ddl {
 
 namespace {
 
-enum class StopReason { none, failed, timeout, signal, stdout_closed, launch_error, watchdog };
-
-struct FirstFailure {
-  int rank = -1;
-  RankExit how;
-  double elapsed_s = 0;
-};
-
 double seconds_since(SteadyClock::time_point start) {
   return std::chrono::duration<double>(SteadyClock::now() - start).count();
 }
@@ -191,55 +183,30 @@ int Attempt::timeout_ms() const {
   return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
 }
 
-std::string describe_failure(const RankLaunch& launch, const FirstFailure& first) {
-  std::string how = first.how.signal != 0 ? fmt::format("was killed by {}", signal_name(first.how.signal))
-                                          : fmt::format("exited with code {}", first.how.code);
-  return fmt::format("rank {} on {} {} after {}", launch.rank, launch.host.name, how,
-                     format_elapsed(first.elapsed_s));
-}
-
-void print_failure_summary(Output& output, const Gang& gang, const FirstFailure& first, int attempts) {
-  const RankLaunch& launch = gang.launches().at(static_cast<std::size_t>(first.rank));
-  std::string text = fmt::format("ddl: error: {}{}\n", describe_failure(launch, first),
-                                 attempts > 1 ? fmt::format(" (attempt {} of {})", attempts, attempts) : "");
-  const auto& tail = gang.stderr_tail(first.rank).lines();
-  if (tail.empty()) {
-    text += fmt::format("ddl: rank {} wrote nothing on stderr\n", first.rank);
-  } else {
-    text += fmt::format("ddl: last {} stderr line{} of rank {}:\n", tail.size(), tail.size() == 1 ? "" : "s",
-                        first.rank);
-    for (const auto& line : tail) {
-      text += fmt::format("  [{}] {}\n", first.rank, line);
-    }
+// What ddl prints when the job ends: the failure summary, or the timeout.
+void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int attempts,
+                const SupervisorOptions& options) {
+  if (end.reason == StopReason::failed) {
+    const RankLaunch& launch = gang.launches().at(static_cast<std::size_t>(end.first.rank));
+    output.message(failure_summary(launch, end.first, gang.stderr_tail(end.first.rank).lines(), attempts));
+  } else if (end.reason == StopReason::timeout) {
+    output.message(timeout_message(*options.timeout));
   }
-  output.message(text);
 }
 
 } // namespace
-
-std::string format_elapsed(double seconds) {
-  if (seconds < 60 && seconds == static_cast<double>(static_cast<long long>(seconds))) {
-    return fmt::format("{}s", static_cast<long long>(seconds));
-  }
-  if (seconds < 10) {
-    return fmt::format("{:.2f}s", seconds);
-  }
-  if (seconds < 60) {
-    return fmt::format("{:.1f}s", seconds);
-  }
-  auto whole = static_cast<long long>(seconds);
-  if (whole < 3600) {
-    return fmt::format("{}m{:02}s", whole / 60, whole % 60);
-  }
-  return fmt::format("{}h{:02}m", whole / 3600, (whole % 3600) / 60);
-}
 
 Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& build,
                       const SupervisorOptions& options) {
   if (auto installed = SignalPipe::install(); !installed) {
     return fail(installed.error());
   }
-  if (auto prepared = backend.prepare(plan); !prepared) {
+  // Attempt 0's launches are built first: prepare() checks what they run.
+  auto launches = build(0);
+  if (!launches) {
+    return fail(launches.error());
+  }
+  if (auto prepared = backend.prepare(plan, *launches); !prepared) {
     return fail(prepared.error());
   }
   Output output(options.output);
@@ -249,9 +216,11 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
     deadline = job_start + *options.timeout;
   }
   for (int attempt = 0;; ++attempt) {
-    auto launches = build(attempt);
-    if (!launches) {
-      return fail(launches.error());
+    if (attempt > 0) {
+      launches = build(attempt);
+      if (!launches) {
+        return fail(launches.error());
+      }
     }
     if (auto opened = output.begin_attempt(attempt, plan.world_size); !opened) {
       return fail(opened.error());
@@ -263,64 +232,29 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
     output.on_stdout_closed({});
     output.end_attempt();
 
-    JobSummary summary;
-    summary.attempts = attempt + 1;
-    summary.elapsed_s = seconds_since(job_start);
+    AttemptEnd end{run.reason, run.stop_signal, run.first, "", {}};
     if (run.first.rank >= 0) {
-      summary.failed_rank = run.first.rank;
-      summary.host = gang.launches().at(static_cast<std::size_t>(run.first.rank)).host.name;
-      summary.how = run.first.how;
+      end.failed_host = gang.launches().at(static_cast<std::size_t>(run.first.rank)).host.name;
     }
-    switch (run.reason) {
-    case StopReason::none:
-      summary.result = "ok";
-      break;
-    case StopReason::failed:
+    if (run.reason == StopReason::failed) {
       if (auto pending = SignalPipe::take(); !pending.empty()) {
         // Interrupted while the gang stopped: no restart.
-        summary.result = "interrupted";
-        summary.exit_code = 128 + pending.front();
-        break;
-      }
-      if (attempt < options.max_restarts) {
-        output.message(fmt::format("ddl: {}; restarting (attempt {} of {})\n",
-                                   describe_failure(gang.launches().at(static_cast<std::size_t>(run.first.rank)), run.first),
-                                   attempt + 2, options.max_restarts + 1));
+        end.reason = StopReason::signal;
+        end.stop_signal = pending.front();
+      } else if (attempt < options.max_restarts) {
+        const RankLaunch& failed = gang.launches().at(static_cast<std::size_t>(run.first.rank));
+        output.message(restart_message(failed, run.first, attempt + 1, options.max_restarts));
         output.restarting(attempt + 1, options.max_restarts);
         continue;
       }
-      summary.result = "failed";
-      summary.exit_code = run.first.how.code;
-      print_failure_summary(output, gang, run.first, attempt + 1);
-      break;
-    case StopReason::timeout:
-      summary.result = "timeout";
-      summary.exit_code = to_int(ExitCode::timeout);
-      output.message(fmt::format("ddl: error: timed out after {}\n", format_elapsed(std::chrono::duration<double>(*options.timeout).count())));
-      break;
-    case StopReason::signal:
-      summary.result = "interrupted";
-      summary.exit_code = 128 + run.stop_signal;
-      break;
-    case StopReason::stdout_closed:
-      summary.result = "interrupted";
-      summary.exit_code = 128 + SIGPIPE;
-      break;
-    case StopReason::launch_error:
-      summary.result = "launch_error";
-      summary.exit_code = to_int(run.launch_error.code);
-      output.summary(summary);
-      return fail(run.launch_error);
-    case StopReason::watchdog:
-      summary.result = "rendezvous_timeout";
-      summary.failed_rank = -1;  // the ranks were stopped by ddl, none failed
-      summary.host.clear();
-      summary.how = RankExit{};
-      summary.exit_code = to_int(run.watchdog_error.code);
-      output.summary(summary);
-      return fail(run.watchdog_error);
     }
+    end.error = run.reason == StopReason::watchdog ? run.watchdog_error : run.launch_error;
+    report_end(output, gang, end, attempt + 1, options);
+    JobSummary summary = job_summary(end, attempt + 1, seconds_since(job_start));
     output.summary(summary);
+    if (end.reason == StopReason::launch_error || end.reason == StopReason::watchdog) {
+      return fail(end.error);
+    }
     return summary.exit_code;
   }
 }

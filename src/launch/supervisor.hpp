@@ -8,6 +8,7 @@
 #include "src/launch/backend.hpp"
 #include "src/util/error.hpp"
 #include "src/launch/output.hpp"
+#include "src/launch/report.hpp"
 #include "src/plan/plan.hpp"
 
 namespace ddl {
@@ -34,8 +35,5 @@ using LaunchBuilder = std::function<Result<std::vector<RankLaunch>>(int attempt)
 // as Error, after every started rank is gone. Call from the main thread.
 Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& build,
                       const SupervisorOptions& options);
-
-// "0.52s", "12.3s", "5m12s", "1h02m".
-std::string format_elapsed(double seconds);
 
 } // namespace ddl

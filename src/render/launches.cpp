@@ -46,18 +46,44 @@ EnvList merge_env(const std::vector<const EnvList*>& layers) {
   return merged;
 }
 
+bool is_launcher_only(std::string_view name) {
+  constexpr std::array<std::string_view, 11> names = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR",
+                                                      "TERM", "PWD",  "OLDPWD", "SHLVL", "_"};
+  return std::ranges::find(names, name) != names.end();
+}
+
+namespace {
+
+bool named_by_job(const JobSpec& job, std::string_view name) {
+  return std::ranges::any_of(job.env, [&](const auto& kv) { return kv.first == name; }) ||
+         std::ranges::find(job.env_pass, name) != job.env_pass.end();
+}
+
+} // namespace
+
+EnvList launcher_env(const JobSpec& job, RankPlace place, char** environ_ptr) {
+  EnvList passed = passed_env(job, environ_ptr);
+  if (place == RankPlace::this_machine) {
+    EnvList login = local_login_env(environ_ptr);
+    return merge_env({&login, &passed});
+  }
+  std::erase_if(passed, [&](const auto& kv) { return is_launcher_only(kv.first) && !named_by_job(job, kv.first); });
+  return passed;
+}
+
 std::vector<RankLaunch> build_launches(const JobSpec& job, const Plan& plan, const LaunchContext& ctx,
-                                       const EnvList& base, char** environ_ptr) {
+                                       RankPlace place, char** environ_ptr) {
   std::vector<std::string> argv = job.command;
   if (job.command_is_shell && !job.command.empty()) {
     argv = {"/bin/sh", "-c", job.command.front()};
   }
   std::string workdir = job.workdir;
-  if (workdir.empty()) {
+  const bool workdir_is_default = workdir.empty();
+  if (workdir_is_default) {
     std::error_code ec;
     workdir = std::filesystem::current_path(ec).string();
   }
-  EnvList passed = passed_env(job, environ_ptr);
+  EnvList base = launcher_env(job, place, environ_ptr);
   std::vector<RankLaunch> launches;
   launches.reserve(plan.ranks.size());
   for (const auto& slot : plan.ranks) {
@@ -66,9 +92,10 @@ std::vector<RankLaunch> build_launches(const JobSpec& job, const Plan& plan, con
     launch.host = plan.hosts.at(slot.host_index);
     launch.argv = argv;
     launch.workdir = workdir;
+    launch.workdir_is_default = workdir_is_default;
     launch.grace = job.grace;
     EnvList own = rank_env(job, plan, slot.rank, ctx);
-    launch.env = merge_env({&base, &passed, &own});
+    launch.env = merge_env({&base, &own});
     launches.push_back(std::move(launch));
   }
   return launches;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/util/error.hpp"
@@ -16,7 +17,11 @@ struct RankLaunch {
   int rank = 0;
   Host host;
   std::vector<std::string> argv;  // with command_is_shell: {"/bin/sh","-c",cmd}
-  std::string workdir;
+  std::string workdir;            // [job] workdir, else the launcher's cwd
+  // True when the job named no workdir (`workdir` is then the launcher's
+  // cwd): backends whose ranks have a home of their own (a pod's, mpirun's)
+  // may start them there instead.
+  bool workdir_is_default = false;
   EnvList env;                    // the complete environment of the rank
   Millis grace{10'000};
 };
@@ -30,10 +35,26 @@ EnvList local_login_env(char** environ_ptr);
 // Later entries win; the order of first appearance is kept.
 EnvList merge_env(const std::vector<const EnvList*>& layers);
 
+// Where the ranks run, which decides what of the launcher's environment
+// reaches them.
+enum class RankPlace { this_machine, remote };
+
+// The launcher's variables a rank gets, the one rule for every backend:
+// local ranks start from local_login_env, then env_pass; remote ranks get
+// env_pass only, and never the launcher's own PATH, HOME, USER, ... (which
+// would break the remote login's) unless [job] env, -x or env_pass names
+// them literally.
+EnvList launcher_env(const JobSpec& job, RankPlace place, char** environ_ptr);
+
+// True for the variables of the launcher's login that must not override a
+// remote host's own (PATH, HOME, USER, LOGNAME, SHELL, TMPDIR, TERM, PWD,
+// OLDPWD, SHLVL, _).
+bool is_launcher_only(std::string_view name);
+
 // Every rank's launch for one attempt: argv (a string command runs under
 // /bin/sh -c), workdir (default: the launcher's cwd), grace, and the env:
-// `base`, then env_pass, then what ddl sets (rank_env) on top.
+// launcher_env, then what ddl sets (rank_env) on top.
 std::vector<RankLaunch> build_launches(const JobSpec& job, const Plan& plan, const LaunchContext& ctx,
-                                       const EnvList& base, char** environ_ptr);
+                                       RankPlace place, char** environ_ptr);
 
 } // namespace ddl

@@ -71,9 +71,17 @@ RankLaunch launch_of(int rank, const std::string& pod, std::vector<std::string> 
   launch.rank = rank;
   launch.host = Host{pod, "10.0.0.1", 1, {}, "kubernetes"};
   launch.argv = std::move(argv);
-  launch.env = {{"DDL_RANK", std::to_string(rank)}, {"ODD", "a 'b' $c\nd"}, {"PATH", "/launcher/bin"}};
+  launch.env = {{"DDL_RANK", std::to_string(rank)}, {"ODD", "a 'b' $c\nd"}};
   launch.grace = Millis{1000};
   return launch;
+}
+
+// What prepare() checks: the argv of the ranks (the job named no workdir).
+std::vector<RankLaunch> launches_of(std::vector<std::string> argv) {
+  RankLaunch launch = launch_of(0, "trainer-1", std::move(argv));
+  launch.workdir = "/launcher/cwd";
+  launch.workdir_is_default = true;
+  return {launch};
 }
 
 } // namespace
@@ -100,15 +108,14 @@ TEST_CASE("kubectl's own stderr is told from the rank's", "[kubernetes]") {
 
 TEST_CASE("kubectl exec runs ranks with their env, exit codes pass through", "[kubernetes]") {
   JobSpec job = fake_job({"sh"});
-  KubernetesBackend backend(job);
-  REQUIRE(backend.prepare(plan_on({"trainer-1", "trainer-2"})).has_value());
+  KubernetesBackend backend(job.kubernetes);
+  REQUIRE(backend.prepare(plan_on({"trainer-1", "trainer-2"}), launches_of({"sh"})).has_value());
   Recorder events;
   const char* script = "printf '%s|%s|%s\\n' \"$DDL_RANK\" \"$ODD\" \"$PATH\"; echo oops >&2; exit $((DDL_RANK + 3))";
   REQUIRE(backend.start(launch_of(0, "trainer-1", {"sh", "-c", script}), events).has_value());
   REQUIRE(backend.start(launch_of(1, "trainer-2", {"sh", "-c", script}), events).has_value());
   REQUIRE(events.wait_exits(2, std::chrono::seconds(20)));
   CHECK(events.out(0).starts_with("0|a 'b' $c\nd|"));
-  CHECK(events.out(0).find("/launcher/bin") == std::string::npos);
   CHECK(events.err(0) == "oops\n");
   CHECK(events.exit(0).code == 3);
   CHECK(events.exit(0).launch_error.empty());
@@ -118,15 +125,15 @@ TEST_CASE("kubectl exec runs ranks with their env, exit codes pass through", "[k
 
 TEST_CASE("kubectl failures are launch errors", "[kubernetes]") {
   JobSpec job = fake_job({"sh"});
-  KubernetesBackend backend(job);
-  auto missing = backend.prepare(plan_on({"trainer-1", "gone-0"}));
+  KubernetesBackend backend(job.kubernetes);
+  auto missing = backend.prepare(plan_on({"trainer-1", "gone-0"}), launches_of({"sh"}));
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().code == ExitCode::launch);
   CHECK(missing.error().message ==
         "cannot start in 1 of 2 pods:\n  pod gone-0: Error from server (NotFound): pods \"gone-0\" not found");
 
   ::setenv("FAKE_KUBECTL_FAIL", "auth", 1);
-  auto denied = backend.prepare(plan_on({"trainer-1"}));
+  auto denied = backend.prepare(plan_on({"trainer-1"}), launches_of({"sh"}));
   REQUIRE_FALSE(denied.has_value());
   CHECK(denied.error().message ==
         "cannot start in 1 of 1 pod:\n  pod trainer-1: error: You must be logged in to the server (Unauthorized)");
@@ -139,8 +146,8 @@ TEST_CASE("kubectl failures are launch errors", "[kubernetes]") {
   ::unsetenv("FAKE_KUBECTL_FAIL");
 
   JobSpec nocmd = fake_job({"no-such-program-ddl"});
-  KubernetesBackend backend2(nocmd);
-  auto notfound = backend2.prepare(plan_on({"trainer-1"}));
+  KubernetesBackend backend2(nocmd.kubernetes);
+  auto notfound = backend2.prepare(plan_on({"trainer-1"}), launches_of({"no-such-program-ddl"}));
   REQUIRE_FALSE(notfound.has_value());
   CHECK(notfound.error().message ==
         "cannot start in 1 of 1 pod:\n  pod trainer-1: command not found: no-such-program-ddl");
@@ -148,7 +155,7 @@ TEST_CASE("kubectl failures are launch errors", "[kubernetes]") {
 
 TEST_CASE("Signals and shutdown reach the process group inside the pod", "[kubernetes]") {
   JobSpec job = fake_job({"sh"});
-  KubernetesBackend backend(job);
+  KubernetesBackend backend(job.kubernetes);
   Recorder events;
   REQUIRE(backend.start(launch_of(0, "trainer-1", {"sh", "-c", "trap 'echo got-usr1' USR1; echo up; while :; do sleep 0.05; done"}), events).has_value());
   for (int i = 0; i < 200 && events.out(0).empty(); ++i) {

@@ -16,25 +16,24 @@ Plan plan_on(std::vector<std::string> addresses) {
 
 } // namespace
 
-TEST_CASE("rendezvous address: auto is loopback for the local backend", "[rendezvous]") {
+TEST_CASE("rendezvous address: auto is loopback when the ranks are local", "[rendezvous]") {
   JobSpec job;
-  CHECK(rendezvous::bind_address(job, plan_on({"localhost"})).value_or("") == "127.0.0.1");
-  job.launch.backend = BackendKind::ssh;
-  CHECK(rendezvous::bind_address(job, plan_on({"127.0.0.2", "::1"})).value_or("") == "127.0.0.1");
+  CHECK(rendezvous::bind_address(job, plan_on({"localhost"}), true).value_or("") == "127.0.0.1");
+  CHECK(rendezvous::bind_address(job, plan_on({"198.18.7.9"}), true).value_or("") == "127.0.0.1");
+  CHECK(rendezvous::bind_address(job, plan_on({"127.0.0.2", "::1"}), false).value_or("") == "127.0.0.1");
 }
 
 TEST_CASE("rendezvous address: explicit loopback with a remote host is refused", "[rendezvous]") {
   JobSpec job;
-  job.launch.backend = BackendKind::ssh;
   job.rendezvous.address = "127.0.0.1";
-  auto refused = rendezvous::bind_address(job, plan_on({"127.0.0.1", "198.18.7.9"}));
+  auto refused = rendezvous::bind_address(job, plan_on({"127.0.0.1", "198.18.7.9"}), false);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == ExitCode::usage);
   CHECK(refused.error().message ==
         "[rendezvous] address 127.0.0.1 is a loopback address, but host 198.18.7.9 (198.18.7.9) "
         "is remote: its workers could not reach the rendezvous");
   job.rendezvous.address = "198.18.7.1";
-  CHECK(rendezvous::bind_address(job, plan_on({"198.18.7.9"})).value_or("") == "198.18.7.1");
+  CHECK(rendezvous::bind_address(job, plan_on({"198.18.7.9"}), false).value_or("") == "198.18.7.1");
 }
 
 TEST_CASE("rendezvous address: loopback detection", "[rendezvous]") {

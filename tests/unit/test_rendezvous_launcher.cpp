@@ -17,7 +17,7 @@ TEST_CASE("JobRendezvous: token, endpoint, attempts and the exit-4 rule", "[rend
   plan.job = job.name;
   plan.world_size = 3;
   plan.hosts.push_back(Host{"localhost", "127.0.0.1", 3, {}, "local"});
-  auto started = JobRendezvous::start(job, plan);
+  auto started = JobRendezvous::start(job, plan, true);
   REQUIRE(started);
   JobRendezvous& rendezvous = **started;
   CHECK(rendezvous.token().size() == 64);

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "src/render/launches.hpp"
 #include "src/render/render.hpp"
 #include "tests/unit/golden.hpp"
 #include "tests/unit/plan_fixtures.hpp"
@@ -158,4 +159,19 @@ TEST_CASE("hostfiles: IPv6 names are bracketed only in host:N", "[render]") {
   REQUIRE(again);
   CHECK((*again)[0].name == "fe80::1");
   CHECK((*again)[0].slots == 2);
+}
+
+TEST_CASE("launcher env: login variables for local ranks, env_pass alone for remote ones", "[render]") {
+  std::string path = "PATH=/launcher/bin", home = "HOME=/root", nccl = "NCCL_DEBUG=INFO", pwd = "PWD=/here";
+  char* environ_of_launcher[] = {path.data(), home.data(), nccl.data(), pwd.data(), nullptr};
+  JobSpec job;
+  job.env_pass = {"NCCL_*", "P*"};
+  EnvList local = launcher_env(job, RankPlace::this_machine, environ_of_launcher);
+  CHECK(local == EnvList{{"PATH", "/launcher/bin"}, {"HOME", "/root"}, {"NCCL_DEBUG", "INFO"}, {"PWD", "/here"}});
+  // A glob never carries the launcher's PATH or PWD to another machine.
+  CHECK(launcher_env(job, RankPlace::remote, environ_of_launcher) == EnvList{{"NCCL_DEBUG", "INFO"}});
+  // Named literally, it does.
+  job.env_pass = {"NCCL_*", "PATH"};
+  CHECK(launcher_env(job, RankPlace::remote, environ_of_launcher) ==
+        EnvList{{"NCCL_DEBUG", "INFO"}, {"PATH", "/launcher/bin"}});
 }

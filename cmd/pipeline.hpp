@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The one way a job is planned and launched: `ddl run` and `ddl bench`
+// (and `render`/`hosts` for the planning half) all go through here, so that
+// every run rule (rendezvous and its exit-4 timeout, master port, gang
+// supervision, shutdown) holds for each of them.
+
+#include <functional>
+#include <memory>
+
+#include "rendezvous/server.hpp"
+#include "src/inventory/inventory.hpp"
+#include "src/job/job.hpp"
+#include "src/launch/backend.hpp"
+#include "src/launch/output.hpp"
+#include "src/plan/plan.hpp"
+
+namespace ddl::cmd {
+
+// The job's backend and the rank plan on its hosts.
+struct PlannedJob {
+  std::unique_ptr<Backend> backend;
+  Plan plan;
+};
+
+// The hosts the backend brings (Kubernetes pods), else the job's host source;
+// no GPU probe yet.
+Result<Inventory> job_hosts(const JobSpec& job, Backend& backend);
+
+// The backend the job names, its hosts (GPU counts probed through it for
+// slots = "gpus") and the rank plan on them.
+Result<PlannedJob> plan_job(const JobSpec& job);
+
+// Where the backend runs ranks, for what of the launcher's env they get.
+RankPlace rank_place(const Backend& backend);
+
+struct LaunchOptions {
+  OutputOptions output;
+  int max_restarts = 0;
+};
+
+// Called once the ranks are gone, while the rendezvous still holds what they
+// left there (bench reads rank 0's results).
+using AfterRanks = std::function<void(rendezvous::Server&)>;
+
+// Launches the planned job: the master port, the job rendezvous (a fresh
+// token; exit 4 when its timeout passes), every attempt's launches, the gang
+// supervised to its end, then the backend shut down. Returns the job's exit
+// code, or ddl's own error.
+Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOptions& options,
+                       const AfterRanks& after_ranks = {});
+
+} // namespace ddl::cmd

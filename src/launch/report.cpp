@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+#include "src/launch/report.hpp"
+
+#include <chrono>
+#include <csignal>
+
+#include <fmt/core.h>
+
+namespace ddl {
+
+namespace {
+
+// The result name and exit code of each way a job ends.
+void set_result(JobSummary& summary, const AttemptEnd& end) {
+  switch (end.reason) {
+  case StopReason::none:
+    summary.result = "ok";
+    summary.exit_code = 0;
+    return;
+  case StopReason::failed:
+    summary.result = "failed";
+    summary.exit_code = end.first.how.code;
+    return;
+  case StopReason::timeout:
+    summary.result = "timeout";
+    summary.exit_code = to_int(ExitCode::timeout);
+    return;
+  case StopReason::signal:
+    summary.result = "interrupted";
+    summary.exit_code = 128 + end.stop_signal;
+    return;
+  case StopReason::stdout_closed:
+    summary.result = "interrupted";
+    summary.exit_code = 128 + SIGPIPE;
+    return;
+  case StopReason::launch_error:
+    summary.result = "launch_error";
+    summary.exit_code = to_int(end.error.code);
+    return;
+  case StopReason::watchdog:
+    summary.result = "rendezvous_timeout";
+    summary.exit_code = to_int(end.error.code);
+    return;
+  }
+}
+
+} // namespace
+
+JobSummary job_summary(const AttemptEnd& end, int attempts, double elapsed_s) {
+  JobSummary summary;
+  summary.attempts = attempts;
+  summary.elapsed_s = elapsed_s;
+  // The rendezvous watchdog stops ranks that did not fail: none is named.
+  if (end.first.rank >= 0 && end.reason != StopReason::watchdog) {
+    summary.failed_rank = end.first.rank;
+    summary.host = end.failed_host;
+    summary.how = end.first.how;
+  }
+  set_result(summary, end);
+  return summary;
+}
+
+std::string describe_failure(const RankLaunch& launch, const FirstFailure& first) {
+  std::string how = first.how.signal != 0 ? fmt::format("was killed by {}", signal_name(first.how.signal))
+                                          : fmt::format("exited with code {}", first.how.code);
+  return fmt::format("rank {} on {} {} after {}", launch.rank, launch.host.name, how,
+                     format_elapsed(first.elapsed_s));
+}
+
+std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
+                            const std::deque<std::string>& stderr_tail, int attempts) {
+  std::string text = fmt::format("ddl: error: {}{}\n", describe_failure(launch, first),
+                                 attempts > 1 ? fmt::format(" (attempt {} of {})", attempts, attempts) : "");
+  if (stderr_tail.empty()) {
+    return text + fmt::format("ddl: rank {} wrote nothing on stderr\n", first.rank);
+  }
+  text += fmt::format("ddl: last {} stderr line{} of rank {}:\n", stderr_tail.size(),
+                      stderr_tail.size() == 1 ? "" : "s", first.rank);
+  for (const auto& line : stderr_tail) {
+    text += fmt::format("  [{}] {}\n", first.rank, line);
+  }
+  return text;
+}
+
+std::string restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
+                            int max_restarts) {
+  return fmt::format("ddl: {}; restarting (attempt {} of {})\n", describe_failure(launch, first),
+                     next_attempt + 1, max_restarts + 1);
+}
+
+std::string timeout_message(Millis timeout) {
+  return fmt::format("ddl: error: timed out after {}\n",
+                     format_elapsed(std::chrono::duration<double>(timeout).count()));
+}
+
+std::string format_elapsed(double seconds) {
+  if (seconds < 60 && seconds == static_cast<double>(static_cast<long long>(seconds))) {
+    return fmt::format("{}s", static_cast<long long>(seconds));
+  }
+  if (seconds < 10) {
+    return fmt::format("{:.2f}s", seconds);
+  }
+  if (seconds < 60) {
+    return fmt::format("{:.1f}s", seconds);
+  }
+  auto whole = static_cast<long long>(seconds);
+  if (whole < 3600) {
+    return fmt::format("{}m{:02}s", whole / 60, whole % 60);
+  }
+  return fmt::format("{}h{:02}m", whole / 3600, (whole % 3600) / 60);
+}
+
+} // namespace ddl

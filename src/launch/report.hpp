@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// How a job's end is reported: stop reason -> summary event fields and exit
+// code (DESIGN.md "Gang semantics and exit codes"), and the text ddl prints
+// about a failure.
+
+#include <deque>
+#include <string>
+
+#include "src/launch/backend.hpp"
+#include "src/launch/output.hpp"
+#include "src/util/error.hpp"
+
+namespace ddl {
+
+// Why an attempt ended.
+enum class StopReason { none, failed, timeout, signal, stdout_closed, launch_error, watchdog };
+
+// The first rank of an attempt to fail.
+struct FirstFailure {
+  int rank = -1;
+  RankExit how;
+  double elapsed_s = 0;
+};
+
+// The end of the last attempt, as the supervisor saw it.
+struct AttemptEnd {
+  StopReason reason = StopReason::none;
+  int stop_signal = 0;      // StopReason::signal: the signal ddl got
+  FirstFailure first;
+  std::string failed_host;  // the host of first.rank
+  Error error;              // launch_error and watchdog: ddl's own error
+};
+
+// The summary event and exit code: ok 0; failed: the rank's code (128+N for
+// signal N); timeout 124; interrupted 128+signal (141 when stdout closed);
+// launch_error and rendezvous_timeout: the error's code (3, 4).
+JobSummary job_summary(const AttemptEnd& end, int attempts, double elapsed_s);
+
+// "rank 2 on h3 exited with code 1 after 0.52s" / "was killed by SIGKILL".
+std::string describe_failure(const RankLaunch& launch, const FirstFailure& first);
+
+// The summary printed when the job fails: the first failure, then the last
+// lines its rank wrote on stderr.
+std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
+                            const std::deque<std::string>& stderr_tail, int attempts);
+
+// "ddl: rank 1 on h2 exited with code 3 after 1s; restarting (attempt 2 of 3)".
+std::string restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
+                            int max_restarts);
+
+// "ddl: error: timed out after 2h".
+std::string timeout_message(Millis timeout);
+
+// "0.52s", "12.3s", "5m12s", "1h02m".
+std::string format_elapsed(double seconds);
+
+} // namespace ddl

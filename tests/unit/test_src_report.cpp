@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+
+#include <csignal>
+
+#include "src/launch/report.hpp"
+
+using namespace ddl;
+
+namespace {
+
+AttemptEnd ended(StopReason reason) {
+  AttemptEnd end;
+  end.reason = reason;
+  return end;
+}
+
+} // namespace
+
+TEST_CASE("report: each stop reason has its result and exit code", "[report]") {
+  CHECK(job_summary(ended(StopReason::none), 1, 0).exit_code == 0);
+  CHECK(job_summary(ended(StopReason::none), 1, 0).result == "ok");
+  CHECK(job_summary(ended(StopReason::timeout), 1, 0).exit_code == 124);
+  CHECK(job_summary(ended(StopReason::timeout), 1, 0).result == "timeout");
+  AttemptEnd interrupted = ended(StopReason::signal);
+  interrupted.stop_signal = SIGINT;
+  CHECK(job_summary(interrupted, 1, 0).exit_code == 130);
+  CHECK(job_summary(interrupted, 1, 0).result == "interrupted");
+  CHECK(job_summary(ended(StopReason::stdout_closed), 1, 0).exit_code == 141);
+  AttemptEnd launch = ended(StopReason::launch_error);
+  launch.error = Error{ExitCode::launch, "no"};
+  CHECK(job_summary(launch, 1, 0).exit_code == 3);
+  CHECK(job_summary(launch, 1, 0).result == "launch_error");
+}
+
+TEST_CASE("report: the first failure is named, except after the rendezvous timeout", "[report]") {
+  AttemptEnd failed = ended(StopReason::failed);
+  failed.first = FirstFailure{2, RankExit{128 + SIGKILL, SIGKILL, ""}, 1.5};
+  failed.failed_host = "h3";
+  JobSummary summary = job_summary(failed, 2, 3.0);
+  CHECK(summary.result == "failed");
+  CHECK(summary.exit_code == 137);
+  CHECK(summary.failed_rank == 2);
+  CHECK(summary.host == "h3");
+  CHECK(summary.attempts == 2);
+
+  AttemptEnd overdue = failed;
+  overdue.reason = StopReason::watchdog;
+  overdue.error = Error{ExitCode::rendezvous_timeout, "rendezvous timed out"};
+  summary = job_summary(overdue, 1, 0);
+  CHECK(summary.result == "rendezvous_timeout");
+  CHECK(summary.exit_code == 4);
+  CHECK(summary.failed_rank == -1);
+  CHECK(summary.host.empty());
+}
+
+TEST_CASE("report: the failure summary ends with the rank's last stderr lines", "[report]") {
+  RankLaunch launch;
+  launch.rank = 1;
+  launch.host.name = "h2";
+  FirstFailure first{1, RankExit{3, 0, ""}, 2};
+  CHECK(failure_summary(launch, first, {"boom", "bang"}, 1) ==
+        "ddl: error: rank 1 on h2 exited with code 3 after 2s\n"
+        "ddl: last 2 stderr lines of rank 1:\n  [1] boom\n  [1] bang\n");
+  CHECK(failure_summary(launch, first, {}, 3) ==
+        "ddl: error: rank 1 on h2 exited with code 3 after 2s (attempt 3 of 3)\n"
+        "ddl: rank 1 wrote nothing on stderr\n");
+  CHECK(restart_message(launch, first, 1, 2) == "ddl: rank 1 on h2 exited with code 3 after 2s; restarting (attempt 2 of 3)\n");
+  CHECK(timeout_message(Millis{7'200'000}) == "ddl: error: timed out after 2h00m\n");
+}
