@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "rendezvous/crypto.hpp"
 #include "rendezvous/server_impl.hpp"
 
 namespace ddl::rendezvous {
