@@ -7,6 +7,7 @@
 #include "backends/probe.hpp"
 #include "cmd/command.hpp"
 #include "src/render/render.hpp"
+#include "src/util/table.hpp"
 
 namespace ddl::cmd {
 
@@ -28,29 +29,12 @@ std::string gpu_list(const Host& host, std::string_view none) {
   return out;
 }
 
-// Rows as left-aligned columns two spaces apart; the last column unpadded.
-template <std::size_t N> std::string aligned_columns(const std::vector<std::array<std::string, N>>& rows) {
-  std::array<std::size_t, N> widths{};
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < N; ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < N; ++i) {
-      out += i + 1 < N ? fmt::format("{:<{}}  ", row[i], widths[i]) : row[i] + "\n";
-    }
-  }
-  return out;
-}
-
 std::string hosts_table(const Inventory& inventory) {
-  std::vector<std::array<std::string, 5>> rows = {{"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}};
+  std::vector<TableRow> rows = {{"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}};
   for (const auto& host : inventory) {
     rows.push_back({host.name, host.address, std::to_string(host.slots), gpu_list(host, "-"), host.source});
   }
-  return aligned_columns(rows);
+  return align_columns(rows);
 }
 
 std::string hosts_json(const Inventory& inventory) {
@@ -64,14 +48,14 @@ std::string hosts_json(const Inventory& inventory) {
 }
 
 std::string checked_table(const Inventory& inventory, const std::vector<HostCheck>& checks) {
-  std::vector<std::array<std::string, 6>> rows = {{"NAME", "ADDRESS", "REACHABLE", "DDL", "GPUS", "ERROR"}};
+  std::vector<TableRow> rows = {{"NAME", "ADDRESS", "REACHABLE", "DDL", "GPUS", "ERROR"}};
   for (std::size_t i = 0; i < inventory.size(); ++i) {
     const HostCheck& check = checks[i];
     rows.push_back({inventory[i].name, inventory[i].address, check.reachable ? "yes" : "no",
                     check.ddl_version.empty() ? "-" : check.ddl_version,
                     check.gpu_count ? std::to_string(*check.gpu_count) : "-", check.error.empty() ? "-" : check.error});
   }
-  return aligned_columns(rows);
+  return align_columns(rows);
 }
 
 std::string checked_json(const Inventory& inventory, const std::vector<HostCheck>& checks) {

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "src/render/render.hpp"
+#include "src/util/table.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -78,32 +79,9 @@ std::string frameworks_text(const JobSpec& job) {
   return out.empty() ? "none" : out;
 }
 
-// Rows of cells, padded to the widest cell of each column.
-std::string format_rows(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) {
-        line += std::string(widths[i] - row[i].size() + 2, ' ');
-      }
-    }
-    out += line + "\n";
-  }
-  return out;
-}
-
 std::string rank_table(const JobSpec& job, const Plan& plan) {
   const bool tf = uses_tensorflow(job);
-  std::vector<std::vector<std::string>> rows;
+  std::vector<TableRow> rows;
   rows.push_back({"RANK", "HOST", "ADDRESS", "LOCAL", "NODE", "GPUS"});
   if (tf) {
     rows.back().emplace_back("TF_TASK");
@@ -117,7 +95,7 @@ std::string rank_table(const JobSpec& job, const Plan& plan) {
       rows.back().push_back(fmt::format("{}:{} port {}", slot.tf_role, slot.tf_index, slot.tf_port));
     }
   }
-  return format_rows(rows);
+  return align_columns(rows);
 }
 
 } // namespace
