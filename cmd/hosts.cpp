@@ -6,7 +6,7 @@
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/probe.hpp"
 #include "cmd/command.hpp"
-#include "src/render/render.hpp"
+#include "src/util/json.hpp"
 #include "src/util/table.hpp"
 
 namespace ddl::cmd {
@@ -37,14 +37,20 @@ std::string hosts_table(const Inventory& inventory) {
   return align_columns(rows);
 }
 
+Json host_json(const Host& host) {
+  return {{"name", host.name}, {"address", host.address}, {"slots", host.slots}, {"gpus", host.gpus},
+          {"source", host.source}};
+}
+
+// `{"hosts": [...]}` and a newline.
+std::string hosts_document(Json hosts) { return to_json_text({{"hosts", std::move(hosts)}}) + "\n"; }
+
 std::string hosts_json(const Inventory& inventory) {
-  std::string items;
+  Json hosts = Json::array();
   for (const auto& host : inventory) {
-    items += fmt::format("{}{{\"name\":{},\"address\":{},\"slots\":{},\"gpus\":[{}],\"source\":{}}}",
-                         items.empty() ? "" : ",", json_quote(host.name), json_quote(host.address),
-                         host.slots, gpu_list(host, ""), json_quote(host.source));
+    hosts.push_back(host_json(host));
   }
-  return "{\"hosts\":[" + items + "]}\n";
+  return hosts_document(std::move(hosts));
 }
 
 std::string checked_table(const Inventory& inventory, const std::vector<HostCheck>& checks) {
@@ -58,21 +64,21 @@ std::string checked_table(const Inventory& inventory, const std::vector<HostChec
   return align_columns(rows);
 }
 
+// A value, or null when `present` is false.
+template <typename T> Json or_null(bool present, const T& value) { return present ? Json(value) : Json(nullptr); }
+
 std::string checked_json(const Inventory& inventory, const std::vector<HostCheck>& checks) {
-  std::string items;
+  Json hosts = Json::array();
   for (std::size_t i = 0; i < inventory.size(); ++i) {
-    const Host& host = inventory[i];
     const HostCheck& check = checks[i];
-    items += fmt::format(
-        "{}{{\"name\":{},\"address\":{},\"slots\":{},\"gpus\":[{}],\"source\":{},\"reachable\":{},"
-        "\"ddl_version\":{},\"gpu_count\":{},\"error\":{}}}",
-        items.empty() ? "" : ",", json_quote(host.name), json_quote(host.address), host.slots, gpu_list(host, ""),
-        json_quote(host.source), check.reachable ? "true" : "false",
-        check.ddl_version.empty() ? "null" : json_quote(check.ddl_version),
-        check.gpu_count ? std::to_string(*check.gpu_count) : "null",
-        check.error.empty() ? "null" : json_quote(check.error));
+    Json host = host_json(inventory[i]);
+    host.update({{"reachable", check.reachable},
+                 {"ddl_version", or_null(!check.ddl_version.empty(), check.ddl_version)},
+                 {"gpu_count", or_null(check.gpu_count.has_value(), check.gpu_count.value_or(0))},
+                 {"error", or_null(!check.error.empty(), check.error)}});
+    hosts.push_back(std::move(host));
   }
-  return "{\"hosts\":[" + items + "]}\n";
+  return hosts_document(std::move(hosts));
 }
 
 // --check: every host reached through the backend; exit 3 when any failed.

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "src/render/render.hpp"
+#include "src/util/json.hpp"
 #include "src/util/table.hpp"
 #include "src/util/text.hpp"
 
@@ -127,26 +128,20 @@ std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext
 }
 
 std::string plan_json(const JobSpec& job, const Plan& plan, const LaunchContext& ctx) {
-  std::string command = "[";
-  for (const auto& word : command_argv(job)) {
-    command += (command.size() == 1 ? "" : ",") + json_quote(word);
-  }
-  command += "]";
-  std::string ranks;
+  Json ranks = Json::array();
   for (const auto& slot : plan.ranks) {
     const Host& host = plan.hosts[slot.host_index];
-    std::string env;
+    Json env = Json::object();
     for (const auto& [name, value] : redacted_env(job, plan, slot.rank, ctx)) {
-      env += (env.empty() ? "" : ",") + json_quote(name) + ":" + json_quote(value);
+      env[name] = value;
     }
-    ranks += fmt::format(
-        "{}{{\"rank\":{},\"host\":{},\"address\":{},\"local_rank\":{},\"local_size\":{},"
-        "\"node_rank\":{},\"gpus\":[{}],\"env\":{{{}}},\"command\":{}}}",
-        ranks.empty() ? "" : ",", slot.rank, json_quote(host.name), json_quote(host.address),
-        slot.local_rank, slot.local_size, slot.node_rank, join_ints(slot.gpus, ""), env, command);
+    ranks.push_back({{"rank", slot.rank}, {"host", host.name}, {"address", host.address},
+                     {"local_rank", slot.local_rank}, {"local_size", slot.local_size},
+                     {"node_rank", slot.node_rank}, {"gpus", slot.gpus}, {"env", std::move(env)},
+                     {"command", command_argv(job)}});
   }
-  return fmt::format("{{\"job\":{},\"world_size\":{},\"ranks\":[{}]}}\n", json_quote(job.name),
-                     plan.world_size, ranks);
+  const Json doc = {{"job", job.name}, {"world_size", plan.world_size}, {"ranks", std::move(ranks)}};
+  return to_json_text(doc) + "\n";
 }
 
 } // namespace ddl
