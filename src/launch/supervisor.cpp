@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include "src/util/duration.hpp"
 #include "src/util/signals.hpp"
 #include "src/launch/supervisor_gang.hpp"
 
@@ -296,7 +297,7 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
     case StopReason::timeout:
       summary.result = "timeout";
       summary.exit_code = to_int(ExitCode::timeout);
-      output.message(fmt::format("ddl: error: timed out after {}\n", format_elapsed(std::chrono::duration<double>(*options.timeout).count())));
+      output.message(fmt::format("ddl: error: timed out after {}\n", format_duration(*options.timeout)));
       break;
     case StopReason::signal:
       summary.result = "interrupted";
