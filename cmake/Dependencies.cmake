@@ -6,6 +6,7 @@ find_package(spdlog REQUIRED)
 find_package(tomlplusplus REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBSSH REQUIRED IMPORTED_TARGET libssh)
 

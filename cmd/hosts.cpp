@@ -6,7 +6,8 @@
 #include "backends/registry.hpp"
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
-#include "src/render/render.hpp"
+#include "src/util/json.hpp"
+#include "src/util/table.hpp"
 
 namespace ddl::cmd {
 
@@ -28,67 +29,56 @@ std::string gpu_list(const Host& host, std::string_view none) {
   return out;
 }
 
-// Rows as left-aligned columns two spaces apart; the last column unpadded.
-template <std::size_t N> std::string aligned_columns(const std::vector<std::array<std::string, N>>& rows) {
-  std::array<std::size_t, N> widths{};
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < N; ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < N; ++i) {
-      out += i + 1 < N ? fmt::format("{:<{}}  ", row[i], widths[i]) : row[i] + "\n";
-    }
-  }
-  return out;
-}
-
 std::string hosts_table(const Inventory& inventory) {
-  std::vector<std::array<std::string, 5>> rows = {{"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}};
+  std::vector<TableRow> rows = {{"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}};
   for (const auto& host : inventory) {
     rows.push_back({host.name, host.address, std::to_string(host.slots), gpu_list(host, "-"), host.source});
   }
-  return aligned_columns(rows);
+  return align_columns(rows);
 }
 
+Json host_json(const Host& host) {
+  return {{"name", host.name}, {"address", host.address}, {"slots", host.slots}, {"gpus", host.gpus},
+          {"source", host.source}};
+}
+
+// `{"hosts": [...]}` and a newline.
+std::string hosts_document(Json hosts) { return to_json_text({{"hosts", std::move(hosts)}}) + "\n"; }
+
 std::string hosts_json(const Inventory& inventory) {
-  std::string items;
+  Json hosts = Json::array();
   for (const auto& host : inventory) {
-    items += fmt::format("{}{{\"name\":{},\"address\":{},\"slots\":{},\"gpus\":[{}],\"source\":{}}}",
-                         items.empty() ? "" : ",", json_quote(host.name), json_quote(host.address),
-                         host.slots, gpu_list(host, ""), json_quote(host.source));
+    hosts.push_back(host_json(host));
   }
-  return "{\"hosts\":[" + items + "]}\n";
+  return hosts_document(std::move(hosts));
 }
 
 std::string checked_table(const Inventory& inventory, const std::vector<HostCheck>& checks) {
-  std::vector<std::array<std::string, 6>> rows = {{"NAME", "ADDRESS", "REACHABLE", "DDL", "GPUS", "ERROR"}};
+  std::vector<TableRow> rows = {{"NAME", "ADDRESS", "REACHABLE", "DDL", "GPUS", "ERROR"}};
   for (std::size_t i = 0; i < inventory.size(); ++i) {
     const HostCheck& check = checks[i];
     rows.push_back({inventory[i].name, inventory[i].address, check.reachable ? "yes" : "no",
                     check.ddl_version.empty() ? "-" : check.ddl_version,
                     check.gpu_count ? std::to_string(*check.gpu_count) : "-", check.error.empty() ? "-" : check.error});
   }
-  return aligned_columns(rows);
+  return align_columns(rows);
 }
 
+// A value, or null when `present` is false.
+template <typename T> Json or_null(bool present, const T& value) { return present ? Json(value) : Json(nullptr); }
+
 std::string checked_json(const Inventory& inventory, const std::vector<HostCheck>& checks) {
-  std::string items;
+  Json hosts = Json::array();
   for (std::size_t i = 0; i < inventory.size(); ++i) {
-    const Host& host = inventory[i];
     const HostCheck& check = checks[i];
-    items += fmt::format(
-        "{}{{\"name\":{},\"address\":{},\"slots\":{},\"gpus\":[{}],\"source\":{},\"reachable\":{},"
-        "\"ddl_version\":{},\"gpu_count\":{},\"error\":{}}}",
-        items.empty() ? "" : ",", json_quote(host.name), json_quote(host.address), host.slots, gpu_list(host, ""),
-        json_quote(host.source), check.reachable ? "true" : "false",
-        check.ddl_version.empty() ? "null" : json_quote(check.ddl_version),
-        check.gpu_count ? std::to_string(*check.gpu_count) : "null",
-        check.error.empty() ? "null" : json_quote(check.error));
+    Json host = host_json(inventory[i]);
+    host.update({{"reachable", check.reachable},
+                 {"ddl_version", or_null(!check.ddl_version.empty(), check.ddl_version)},
+                 {"gpu_count", or_null(check.gpu_count.has_value(), check.gpu_count.value_or(0))},
+                 {"error", or_null(!check.error.empty(), check.error)}});
+    hosts.push_back(std::move(host));
   }
-  return "{\"hosts\":[" + items + "]}\n";
+  return hosts_document(std::move(hosts));
 }
 
 // --check: every host reached through the backend; exit 3 when any failed.

@@ -1,14 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "rendezvous/protocol.hpp"
 
-#include <sys/random.h>
-
-#include <cerrno>
-#include <cstring>
-
-#include <fmt/format.h>
-
-#include "rendezvous/sha256.hpp"
+#include "rendezvous/crypto.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::rendezvous {
@@ -91,22 +84,7 @@ std::string join_message(std::string_view nonce, std::uint32_t rank, std::uint32
 
 std::string join_mac(std::string_view token, std::string_view nonce, std::uint32_t rank,
                      std::uint32_t world_size, std::string_view job) {
-  Digest mac = hmac_sha256(token, join_message(nonce, rank, world_size, job));
-  return std::string(as_bytes(mac));
-}
-
-Result<std::string> random_bytes(std::size_t size) {
-  std::string out(size, '\0');
-  std::size_t filled = 0;
-  while (filled < size) {
-    ssize_t got = getrandom(out.data() + filled, size - filled, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return fail(ExitCode::launch, fmt::format("getrandom: {}", std::strerror(errno)));
-    }
-    filled += static_cast<std::size_t>(got);
-  }
-  return out;
+  return hmac_sha256(token, join_message(nonce, rank, world_size, job));
 }
 
 Result<std::string> generate_token() {

@@ -106,8 +106,6 @@ std::string join_message(std::string_view nonce, std::uint32_t rank,
 std::string join_mac(std::string_view token, std::string_view nonce, std::uint32_t rank,
                      std::uint32_t world_size, std::string_view job);
 
-// `size` bytes from getrandom(2).
-Result<std::string> random_bytes(std::size_t size);
 // A fresh job token: 32 random bytes as 64 lowercase hex digits.
 Result<std::string> generate_token();
 

@@ -18,7 +18,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "rendezvous/crypto.hpp"
 #include "rendezvous/server_impl.hpp"
+#include "src/util/duration.hpp"
 
 namespace ddl::rendezvous {
 namespace {
@@ -34,15 +36,6 @@ void epoll_set(int epoll, int op, int fd, std::uint32_t events, std::uint64_t ta
 }
 
 } // namespace
-
-std::string duration_text(Millis value) {
-  auto ms = value.count();
-  if (ms >= 3'600'000 && ms % 3'600'000 == 0) return fmt::format("{}h", ms / 3'600'000);
-  if (ms >= 60'000 && ms % 60'000 == 0) return fmt::format("{}m", ms / 60'000);
-  if (ms >= 1000 && ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
-  if (ms >= 1000) return fmt::format("{:g}s", static_cast<double>(ms) / 1000.0);
-  return fmt::format("{}ms", ms);
-}
 
 Server::Server() : impl_(std::make_unique<Impl>()) {}
 Server::~Server() { stop(); }
@@ -130,7 +123,7 @@ std::optional<std::string> Server::value(std::string_view key) const {
 
 std::string overdue_message(Millis timeout, const std::vector<int>& ranks) {
   return fmt::format("rendezvous timed out after {}: rank{} {} never joined",
-                     duration_text(timeout), ranks.size() == 1 ? "" : "s",
+                     format_duration(timeout), ranks.size() == 1 ? "" : "s",
                      fmt::join(ranks, ", "));
 }
 
@@ -335,7 +328,7 @@ void Server::Impl::check_deadlines(Clock::time_point now) {
     if (conn->rank < 0) {
       if (now >= conn->handshake_deadline) {
         spdlog::debug("rendezvous: dropped a connection that did not join within {}",
-                      duration_text(options.handshake_timeout));
+                      format_duration(options.handshake_timeout));
         doom(*conn);
       } else {
         watch_deadline(conn->handshake_deadline);
@@ -345,7 +338,7 @@ void Server::Impl::check_deadlines(Clock::time_point now) {
         conn->pending = Pending::none;
         reply_error(*conn, ErrorKind::timed_out,
                     fmt::format("timed out after {} waiting for key '{}'",
-                                duration_text(conn->get_timeout), conn->get_key));
+                                format_duration(conn->get_timeout), conn->get_key));
       } else {
         watch_deadline(conn->get_deadline);
       }

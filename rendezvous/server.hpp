@@ -62,9 +62,6 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-// "5m", "1.5s", "200ms".
-std::string duration_text(Millis value);
-
 // "rendezvous timed out after 5m: ranks 2, 5 never joined"
 std::string overdue_message(Millis timeout, const std::vector<int>& ranks);
 

@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "rendezvous/server_impl.hpp"
-#include "rendezvous/sha256.hpp"
+#include "rendezvous/crypto.hpp"
 
 namespace ddl::rendezvous {
 

@@ -2,13 +2,12 @@
 #include "src/collectives/report.hpp"
 
 #include <array>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 
 #include <fmt/format.h>
 
+#include "src/util/json.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::coll {
@@ -86,21 +85,9 @@ std::string general(double value) {
   return text.data();
 }
 
-// Shortest round-trip form via to_chars: fmt's "{}" for doubles printed
-// wrong digits in the clang 14 build against Debian's gcc-built libfmt.
-std::string json_number(double value) {
-  if (!std::isfinite(value)) {
-    return "null";
-  }
-  std::array<char, 64> buffer{};
-  auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-  return std::string(buffer.data(), result.ptr);
-}
-
-std::string json_measurement(const Measurement& m) {
-  return fmt::format(R"({{"time_us": {}, "algbw": {}, "busbw": {}, "wrong": {}}})",
-                     json_number(m.time_us), json_number(m.algbw), json_number(m.busbw),
-                     m.wrong < 0 ? std::string("null") : std::to_string(m.wrong));
+Json measurement_json(const Measurement& m) {
+  return {{"time_us", m.time_us}, {"algbw", m.algbw}, {"busbw", m.busbw},
+          {"wrong", m.wrong < 0 ? Json(nullptr) : Json(m.wrong)}};
 }
 
 } // namespace
@@ -131,18 +118,15 @@ std::string format_table(const SweepOptions& options, const ReportContext& conte
 }
 
 std::string format_json(const SweepReport& report) {
-  std::string out = fmt::format(R"({{"transport": "{}", "world_size": {}, "results": [)",
-                                report.transport, report.world_size);
-  for (std::size_t i = 0; i < report.rows.size(); ++i) {
-    const auto& row = report.rows[i];
-    out += fmt::format(
-        R"({}{{"size": {}, "count": {}, "type": "{}", "redop": "{}", "out_of_place": {}, "in_place": {}}})",
-        i == 0 ? "" : ", ", row.bytes, row.count, to_string(row.type), to_string(row.op),
-        json_measurement(row.out_of_place), json_measurement(row.in_place));
+  Json results = Json::array();
+  for (const auto& row : report.rows) {
+    results.push_back({{"size", row.bytes}, {"count", row.count}, {"type", to_string(row.type)},
+                       {"redop", to_string(row.op)}, {"out_of_place", measurement_json(row.out_of_place)},
+                       {"in_place", measurement_json(row.in_place)}});
   }
-  out += fmt::format(R"(], "avg_busbw": {}}})", json_number(report.avg_busbw));
-  out += "\n";
-  return out;
+  const Json doc = {{"transport", report.transport}, {"world_size", report.world_size},
+                    {"results", std::move(results)}, {"avg_busbw", report.avg_busbw}};
+  return to_json_text(doc, JsonStyle::spaced) + "\n";
 }
 
 std::optional<std::size_t> parse_size(std::string_view text) {

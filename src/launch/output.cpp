@@ -2,6 +2,7 @@
 #include "src/launch/output.hpp"
 
 #include <array>
+#include <cmath>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -15,7 +16,7 @@
 
 #include <fmt/core.h>
 
-#include "src/render/render.hpp"
+#include "src/util/json.hpp"
 
 namespace ddl {
 
@@ -126,23 +127,35 @@ void Output::end_attempt() {
   log_fds_.clear();
 }
 
+namespace {
+
+// A JSON Lines event: "event" and "time" first, then what the caller adds.
+Json event(std::string_view kind) {
+  return {{"event", kind}, {"time", event_time_now()}};
+}
+
+// Milliseconds are what the clock resolves; more digits would be noise.
+double rounded_to_millis(double seconds) { return std::round(seconds * 1000) / 1000; }
+
+} // namespace
+
 void Output::started(int rank, std::string_view host, long pid, int attempt) {
   if (!options_.json) {
     return;
   }
   std::lock_guard lock(mutex_);
-  write_out(fmt::format(R"({{"event":"started","time":"{}","rank":{},"host":{},"pid":{},"attempt":{}}})",
-                        event_time_now(), rank, json_quote(host), pid, attempt),
-            "\n");
+  Json started = event("started");
+  started.update({{"rank", rank}, {"host", host}, {"pid", pid}, {"attempt", attempt}});
+  write_out(to_json_text(started), "\n");
 }
 
 void Output::line(int rank, Stream stream, std::string_view text) {
   std::lock_guard lock(mutex_);
   write_log(rank, text);
   if (options_.json) {
-    write_out(fmt::format(R"({{"event":"output","time":"{}","rank":{},"stream":"{}","line":)",
-                          event_time_now(), rank, stream == Stream::out ? "stdout" : "stderr"),
-              json_quote(valid_utf8(text)), "}\n");
+    Json line = event("output");
+    line.update({{"rank", rank}, {"stream", stream == Stream::out ? "stdout" : "stderr"}, {"line", valid_utf8(text)}});
+    write_out(to_json_text(line), "\n");
     return;
   }
   std::string prefix = fmt::format("[{}] ", rank);
@@ -157,25 +170,26 @@ void Output::exited(int rank, const RankExit& how) {
   if (!options_.json) {
     return;
   }
-  std::string detail;
-  if (!how.launch_error.empty()) {
-    detail = fmt::format(R"("error":{})", json_quote(how.launch_error));
-  } else if (how.signal != 0) {
-    detail = fmt::format(R"("code":{},"signal":"{}")", how.code, signal_name(how.signal));
-  } else {
-    detail = fmt::format(R"("code":{})", how.code);
-  }
   std::lock_guard lock(mutex_);
-  write_out(fmt::format(R"({{"event":"exited","time":"{}","rank":{},{}}})", event_time_now(), rank, detail),
-            "\n");
+  Json exited = event("exited");
+  exited["rank"] = rank;
+  if (!how.launch_error.empty()) {
+    exited["error"] = how.launch_error;
+  } else {
+    exited["code"] = how.code;
+    if (how.signal != 0) {
+      exited["signal"] = signal_name(how.signal);
+    }
+  }
+  write_out(to_json_text(exited), "\n");
 }
 
 void Output::restarting(int attempt, int max_restarts) {
   std::lock_guard lock(mutex_);
   if (options_.json) {
-    write_out(fmt::format(R"({{"event":"restart","time":"{}","attempt":{},"max_restarts":{}}})",
-                          event_time_now(), attempt, max_restarts),
-              "\n");
+    Json restart = event("restart");
+    restart.update({{"attempt", attempt}, {"max_restarts", max_restarts}});
+    write_out(to_json_text(restart), "\n");
   }
 }
 
@@ -183,19 +197,17 @@ void Output::summary(const JobSummary& summary) {
   if (!options_.json) {
     return;
   }
-  std::string failure;
+  std::lock_guard lock(mutex_);
+  Json done = event("summary");
+  done.update({{"result", summary.result}, {"exit_code", summary.exit_code}, {"attempts", summary.attempts},
+               {"elapsed_s", rounded_to_millis(summary.elapsed_s)}});
   if (summary.failed_rank >= 0) {
-    failure = fmt::format(R"(,"failed_rank":{},"host":{},"code":{})", summary.failed_rank,
-                          json_quote(summary.host), summary.how.code);
+    done.update({{"failed_rank", summary.failed_rank}, {"host", summary.host}, {"code", summary.how.code}});
     if (summary.how.signal != 0) {
-      failure += fmt::format(R"(,"signal":"{}")", signal_name(summary.how.signal));
+      done["signal"] = signal_name(summary.how.signal);
     }
   }
-  std::lock_guard lock(mutex_);
-  write_out(fmt::format(R"({{"event":"summary","time":"{}","result":"{}","exit_code":{},"attempts":{},"elapsed_s":{:.3f}{}}})",
-                        event_time_now(), summary.result, summary.exit_code, summary.attempts,
-                        summary.elapsed_s, failure),
-            "\n");
+  write_out(to_json_text(done), "\n");
 }
 
 void Output::message(std::string_view text) {

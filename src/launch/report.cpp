@@ -6,6 +6,8 @@
 
 #include <fmt/core.h>
 
+#include "src/util/duration.hpp"
+
 namespace ddl {
 
 namespace {
@@ -89,8 +91,7 @@ std::string restart_message(const RankLaunch& launch, const FirstFailure& first,
 }
 
 std::string timeout_message(Millis timeout) {
-  return fmt::format("ddl: error: timed out after {}\n",
-                     format_elapsed(std::chrono::duration<double>(timeout).count()));
+  return fmt::format("ddl: error: timed out after {}\n", format_duration(timeout));
 }
 
 std::string format_elapsed(double seconds) {

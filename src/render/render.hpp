@@ -38,7 +38,4 @@ std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext
 // The whole plan as the JSON of DESIGN.md ("render --format json").
 std::string plan_json(const JobSpec& job, const Plan& plan, const LaunchContext& ctx);
 
-// JSON string escaping, shared by every JSON writer in ddl.
-std::string json_quote(std::string_view text);
-
 } // namespace ddl

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "src/render/render.hpp"
+#include "src/util/json.hpp"
 
 namespace ddl {
 
@@ -199,24 +200,23 @@ EnvList passed_env(const JobSpec& job, char** environ_ptr) {
 
 std::string tf_config(const JobSpec& job, const Plan& plan, int rank) {
   (void)job;
-  const char* roles[] = {"chief", "worker", "ps", "evaluator"};
-  std::string cluster;
-  for (const char* role : roles) {
-    std::string members;
+  Json cluster = Json::object();
+  for (const char* role : {"chief", "worker", "ps", "evaluator"}) {
+    Json members = Json::array();
     for (const auto& slot : plan.ranks) {
       if (slot.tf_role == role) {
         const std::string& address = plan.hosts[slot.host_index].address;
         const std::string host = address.find(':') != std::string::npos ? "[" + address + "]" : address;
-        members += (members.empty() ? "" : ",") + json_quote(host + ":" + std::to_string(slot.tf_port));
+        members.push_back(host + ":" + std::to_string(slot.tf_port));
       }
     }
     if (!members.empty()) {
-      cluster += fmt::format("{}{}:[{}]", cluster.empty() ? "" : ",", json_quote(role), members);
+      cluster[role] = std::move(members);
     }
   }
   const auto& me = plan.ranks.at(static_cast<std::size_t>(rank));
-  return fmt::format(R"({{"cluster":{{{}}},"task":{{"type":{},"index":{}}}}})", cluster,
-                     json_quote(me.tf_role), me.tf_index);
+  const Json doc = {{"cluster", std::move(cluster)}, {"task", {{"type", me.tf_role}, {"index", me.tf_index}}}};
+  return to_json_text(doc);
 }
 
 } // namespace ddl

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Hostfiles for MPI launchers and DeepSpeed, and JSON string quoting.
+// Hostfiles for MPI launchers and DeepSpeed.
 #include <fmt/core.h>
 
 #include "src/render/render.hpp"
@@ -36,28 +36,5 @@ std::string hostfile_lines(const Plan& plan, std::string_view separator, bool br
 std::string openmpi_hostfile(const Plan& plan) { return hostfile_lines(plan, " slots=", false); }
 std::string mpich_hostfile(const Plan& plan) { return hostfile_lines(plan, ":", true); }
 std::string deepspeed_hostfile(const Plan& plan) { return hostfile_lines(plan, " slots=", false); }
-
-std::string json_quote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
-    case '\b': out += "\\b"; break;
-    case '\f': out += "\\f"; break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-      } else {
-        out += c;
-      }
-    }
-  }
-  out += '"';
-  return out;
-}
 
 } // namespace ddl

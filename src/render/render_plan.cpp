@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 
 #include "src/render/render.hpp"
+#include "src/util/json.hpp"
+#include "src/util/table.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -78,32 +80,9 @@ std::string frameworks_text(const JobSpec& job) {
   return out.empty() ? "none" : out;
 }
 
-// Rows of cells, padded to the widest cell of each column.
-std::string format_rows(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].size());
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) {
-        line += std::string(widths[i] - row[i].size() + 2, ' ');
-      }
-    }
-    out += line + "\n";
-  }
-  return out;
-}
-
 std::string rank_table(const JobSpec& job, const Plan& plan) {
   const bool tf = uses_tensorflow(job);
-  std::vector<std::vector<std::string>> rows;
+  std::vector<TableRow> rows;
   rows.push_back({"RANK", "HOST", "ADDRESS", "LOCAL", "NODE", "GPUS"});
   if (tf) {
     rows.back().emplace_back("TF_TASK");
@@ -117,7 +96,7 @@ std::string rank_table(const JobSpec& job, const Plan& plan) {
       rows.back().push_back(fmt::format("{}:{} port {}", slot.tf_role, slot.tf_index, slot.tf_port));
     }
   }
-  return format_rows(rows);
+  return align_columns(rows);
 }
 
 } // namespace
@@ -149,26 +128,20 @@ std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext
 }
 
 std::string plan_json(const JobSpec& job, const Plan& plan, const LaunchContext& ctx) {
-  std::string command = "[";
-  for (const auto& word : command_argv(job)) {
-    command += (command.size() == 1 ? "" : ",") + json_quote(word);
-  }
-  command += "]";
-  std::string ranks;
+  Json ranks = Json::array();
   for (const auto& slot : plan.ranks) {
     const Host& host = plan.hosts[slot.host_index];
-    std::string env;
+    Json env = Json::object();
     for (const auto& [name, value] : redacted_env(job, plan, slot.rank, ctx)) {
-      env += (env.empty() ? "" : ",") + json_quote(name) + ":" + json_quote(value);
+      env[name] = value;
     }
-    ranks += fmt::format(
-        "{}{{\"rank\":{},\"host\":{},\"address\":{},\"local_rank\":{},\"local_size\":{},"
-        "\"node_rank\":{},\"gpus\":[{}],\"env\":{{{}}},\"command\":{}}}",
-        ranks.empty() ? "" : ",", slot.rank, json_quote(host.name), json_quote(host.address),
-        slot.local_rank, slot.local_size, slot.node_rank, join_ints(slot.gpus, ""), env, command);
+    ranks.push_back({{"rank", slot.rank}, {"host", host.name}, {"address", host.address},
+                     {"local_rank", slot.local_rank}, {"local_size", slot.local_size},
+                     {"node_rank", slot.node_rank}, {"gpus", slot.gpus}, {"env", std::move(env)},
+                     {"command", command_argv(job)}});
   }
-  return fmt::format("{{\"job\":{},\"world_size\":{},\"ranks\":[{}]}}\n", json_quote(job.name),
-                     plan.world_size, ranks);
+  const Json doc = {{"job", job.name}, {"world_size", plan.world_size}, {"ranks", std::move(ranks)}};
+  return to_json_text(doc) + "\n";
 }
 
 } // namespace ddl

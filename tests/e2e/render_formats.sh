@@ -69,3 +69,16 @@ python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["world_size"] =
 # Too many ranks for the slots: exit 2, both numbers named.
 expect_exit 2 timeout 10 "$DDL" render "$t/job.toml" --format plan --np 5
 expect_contains "$t/err" "np 5 is more than the 4 slots of 2 hosts"
+
+# JSON is valid UTF-8 even when the input is not: a job named after a file
+# whose stem is byte 0xff, and a command word with that byte, print U+FFFD.
+stem=$'\xff'
+printf '[job]\ncommand = ["python3"]\n' >"$t/$stem.toml"
+expect_exit 0 timeout 10 "$DDL" render "$t/$stem.toml" --format json -H node-a:1 -- python3 $'a\xffb.py'
+python3 - "$t/out" <<'PY'
+import json, sys
+plan = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+assert plan["job"] == "\ufffd", plan["job"]
+assert plan["ranks"][0]["command"] == ["python3", "a\ufffdb.py"], plan["ranks"][0]["command"]
+assert plan["ranks"][0]["env"]["DDL_JOB"] == "\ufffd", plan["ranks"][0]["env"]
+PY

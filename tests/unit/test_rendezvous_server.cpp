@@ -261,4 +261,5 @@ TEST_CASE("rendezvous: the exit-4 rule and its message", "[rendezvous]") {
   CHECK(overdue_message(Millis(300'000), {0, 2}) ==
         "rendezvous timed out after 5m: ranks 0, 2 never joined");
   CHECK(overdue_message(Millis(1500), {5}) == "rendezvous timed out after 1.5s: rank 5 never joined");
+  CHECK(overdue_message(Millis(90'000), {1}) == "rendezvous timed out after 1m30s: rank 1 never joined");
 }

@@ -143,11 +143,17 @@ TEST_CASE("passed_env: names and PREFIX_* globs", "[render]") {
   CHECK(passed == expected);
 }
 
-TEST_CASE("json_quote", "[render]") {
-  CHECK(json_quote("plain") == "\"plain\"");
-  CHECK(json_quote("a\"b\\c") == "\"a\\\"b\\\\c\"");
-  CHECK(json_quote("l1\nl2\t\x01") == "\"l1\\nl2\\t\\u0001\"");
-  CHECK(json_quote("h\xc3\xa9") == "\"h\xc3\xa9\"");
+TEST_CASE("plan_json: always valid UTF-8", "[render]") {
+  NoOmpThreads clean;
+  JobSpec job = test::all_frameworks_job();
+  job.name = "bad\xff";
+  job.env.emplace_back("NOTE", "q\"\xfe\n");
+  const Plan plan = must_plan(job, test::two_by_two());
+  const std::string json = plan_json(job, plan, LaunchContext{});
+  CHECK(json.starts_with("{\"job\":\"bad\xef\xbf\xbd\",\"world_size\":4,"));
+  CHECK(json.find("\"NOTE\":\"q\\\"\xef\xbf\xbd\\n\"") != std::string::npos);
+  CHECK(json.find('\xff') == std::string::npos);
+  CHECK(json.find('\xfe') == std::string::npos);
 }
 
 TEST_CASE("hostfiles: IPv6 names are bracketed only in host:N", "[render]") {
