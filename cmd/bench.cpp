@@ -16,7 +16,7 @@
 #include "rendezvous/address.hpp"
 #include "rendezvous/protocol.hpp"
 #include "rendezvous/server.hpp"
-#include "src/collectives/tcp_socket.hpp"
+#include "src/collectives/bench_worker.hpp"
 #include "src/inventory/inventory.hpp"
 #include "src/render/launches.hpp"
 #include "src/plan/plan.hpp"

@@ -5,6 +5,7 @@
 #include "cmd/command.hpp"
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/probe.hpp"
+#include "rendezvous/protocol.hpp"
 #include "src/util/net.hpp"
 #include "src/util/log.hpp"
 
@@ -63,7 +64,7 @@ Result<int> launch_master_port(const JobSpec& job) {
   if (job.torch.master_port != 0) {
     return job.torch.master_port;
   }
-  return rendezvous::free_port_pair("127.0.0.1");
+  return net::free_port_pair("127.0.0.1", rendezvous::k_net_wording);
 }
 
 } // namespace ddl::cmd
