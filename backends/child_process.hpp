@@ -5,22 +5,18 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 #include <vector>
 
 #include "src/launch/backend.hpp"
+#include "src/util/process.hpp"
 #include "src/util/error.hpp"
 #include "src/job/job.hpp"
 
 namespace ddl {
 
-// A helper program (kubectl, mpirun) started with pipes on 0, 1 and 2.
-struct Spawned {
-  pid_t pid = -1;
-  int in_fd = -1;   // write end of its stdin; closing it is its EOF
-  int out_fd = -1;
-  int err_fd = -1;
-};
+// A helper program (kubectl, mpirun) started with pipes on 0, 1 and 2: the
+// backends' edge of the runner in src/util/process.hpp.
+using Spawned = ChildProcess;
 
 struct SpawnOptions {
   EnvList set_env;               // added to (or replacing in) the inherited environment

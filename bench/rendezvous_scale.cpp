@@ -63,7 +63,7 @@ bool raise_fd_limit(std::size_t needed) {
 
 void send_frame(Worker& worker, const std::string& frame) {
   // Small frames on a fresh socket: the kernel buffer always has room.
-  (void)send_all(worker.fd.get(), frame, Clock::now() + std::chrono::seconds(10));
+  (void)net::send_all(worker.fd.get(), frame, Clock::now() + std::chrono::seconds(10));
 }
 
 // Advances one worker by one frame; returns false on a protocol error.
@@ -121,7 +121,7 @@ std::optional<Timings> run_once(int world) {
     std::fprintf(stderr, "rendezvous-scale: %s\n", endpoint.error().message.c_str());
     return std::nullopt;
   }
-  auto where = parse_endpoint(*endpoint);
+  auto where = net::parse_endpoint(*endpoint);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(where->port));

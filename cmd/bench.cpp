@@ -14,7 +14,7 @@
 #include "cmd/bench_options.hpp"
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
-#include "src/collectives/tcp_socket.hpp"
+#include "src/collectives/bench_worker.hpp"
 
 namespace ddl::cmd {
 

@@ -3,6 +3,7 @@
 
 #include "backends/registry.hpp"
 #include "rendezvous/launcher.hpp"
+#include "rendezvous/protocol.hpp"
 #include "src/launch/supervisor.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/net.hpp"
@@ -18,7 +19,7 @@ Result<int> launch_master_port(const JobSpec& job) {
   if (job.torch.master_port != 0) {
     return job.torch.master_port;
   }
-  return rendezvous::free_port_pair("127.0.0.1");
+  return net::free_port_pair("127.0.0.1", rendezvous::k_net_wording);
 }
 
 } // namespace

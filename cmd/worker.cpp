@@ -11,7 +11,8 @@
 #include "cmd/command.hpp"
 #include "ddl_version.hpp"
 #include "rendezvous/client.hpp"
-#include "src/collectives/tcp_socket.hpp"
+#include "src/collectives/bench_worker.hpp"
+#include "src/util/net.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::cmd {
@@ -52,8 +53,9 @@ Result<int> run_allreduce_worker(const BenchFlags& flags) {
   const char* host = std::getenv("DDL_HOST");
   context.host = host != nullptr ? host : "localhost";
   context.hostname = own_hostname();
-  int port = 0;
-  coll::split_host_port(who->endpoint, context.rendezvous_host, port);
+  if (auto endpoint = net::parse_endpoint(who->endpoint)) {
+    context.rendezvous_host = endpoint->host;
+  }
   context.version = DDL_VERSION;
   context.allgather = [&client](const std::string& mine) {
     return client->allgather(mine, k_exchange_timeout);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -34,6 +35,23 @@ Result<int> env_int(const char* name) {
   return static_cast<int>(*value);
 }
 
+// A failed send or receive to the server, in the rendezvous' words.
+Error io_error(const net::IoStatus& status) {
+  switch (status.end) {
+  case net::IoEnd::timed_out:
+    return {ExitCode::rendezvous_timeout, "rendezvous: timed out"};
+  case net::IoEnd::closed:
+    return {ExitCode::launch, "rendezvous: the server closed the connection"};
+  default:
+    break;
+  }
+  if (status.call == "poll") {
+    return {ExitCode::launch, fmt::format("rendezvous: poll: {}", std::strerror(status.error))};
+  }
+  return {ExitCode::launch,
+          fmt::format("rendezvous: connection lost: {}", std::strerror(status.error))};
+}
+
 } // namespace
 
 Result<JoinInfo> join_info_from_env() {
@@ -59,23 +77,23 @@ struct Client::State {
   // One frame's payload; any failure closes the connection.
   Result<std::string> receive(Clock::time_point deadline) {
     std::array<char, 4> prefix{};
-    if (auto ok = recv_exact(fd.get(), prefix.data(), prefix.size(), deadline); !ok) {
-      return broken(ok.error());
+    if (auto ok = net::recv_exact(fd.get(), prefix.data(), prefix.size(), deadline); !ok) {
+      return broken(io_error(ok));
     }
     std::size_t size = read_be32(prefix.data());
     if (size == 0 || size > k_max_frame) {
       return broken({ExitCode::launch, fmt::format("rendezvous: bad frame of {} bytes", size)});
     }
     std::string payload(size, '\0');
-    if (auto ok = recv_exact(fd.get(), payload.data(), size, deadline); !ok) {
-      return broken(ok.error());
+    if (auto ok = net::recv_exact(fd.get(), payload.data(), size, deadline); !ok) {
+      return broken(io_error(ok));
     }
     return payload;
   }
 
   Result<void> send(std::string_view frame, Clock::time_point deadline) {
     if (!fd) return fail(ExitCode::launch, "rendezvous: not connected");
-    if (auto ok = send_all(fd.get(), frame, deadline); !ok) return broken(ok.error());
+    if (auto ok = net::send_all(fd.get(), frame, deadline); !ok) return broken(io_error(ok));
     return {};
   }
 
@@ -124,13 +142,13 @@ int Client::world_size() const { return state_->world_size; }
 
 Result<Client> Client::connect(const JoinInfo& who, Millis timeout) {
   auto deadline = Clock::now() + timeout;
-  auto endpoint = parse_endpoint(who.endpoint);
+  auto endpoint = net::parse_endpoint(who.endpoint);
   if (!endpoint) return fail(endpoint.error());
   if (who.rank < 0 || who.world_size < 1) {
     return fail(ExitCode::launch, fmt::format("rendezvous: bad rank {} of world size {}",
                                               who.rank, who.world_size));
   }
-  auto fd = dial_tcp(endpoint->host, endpoint->port, deadline);
+  auto fd = net::dial_tcp(endpoint->host, endpoint->port, deadline, k_net_wording);
   if (!fd) return fail(fd.error());
   auto state = std::make_unique<State>();
   state->fd = std::move(*fd);

@@ -42,6 +42,11 @@
 
 namespace ddl::rendezvous {
 
+using net::Clock;
+using net::Fd;
+// How the rendezvous words listen and dial errors.
+inline constexpr net::Wording k_net_wording{"rendezvous: ", "rendezvous address "};
+
 inline constexpr std::uint32_t k_protocol_version = 1;
 inline constexpr std::size_t k_nonce_bytes = 32;
 inline constexpr std::size_t k_mac_bytes = 32;

@@ -45,7 +45,7 @@ Result<std::string> Server::start(const ServerOptions& options) {
   if (options.world_size < 1) return fail(ExitCode::usage, "rendezvous: world size must be >= 1");
   impl_->options = options;
   int backlog = std::min(options.world_size + options.spare_connections, 65535);
-  auto listener = listen_tcp(options.bind_address, options.port, backlog);
+  auto listener = net::listen_tcp(options.bind_address, options.port, backlog, k_net_wording);
   if (!listener) return fail(listener.error());
   impl_->listener = std::move(*listener);
   impl_->epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
@@ -55,7 +55,8 @@ Result<std::string> Server::start(const ServerOptions& options) {
   }
   epoll_set(impl_->epoll.get(), EPOLL_CTL_ADD, impl_->listener.get(), EPOLLIN, k_listener_tag);
   epoll_set(impl_->epoll.get(), EPOLL_CTL_ADD, impl_->wake.get(), EPOLLIN, k_wake_tag);
-  impl_->endpoint = format_endpoint(options.bind_address, local_port(impl_->listener.get()));
+  impl_->endpoint = net::format_endpoint(options.bind_address,
+                                         net::local_port(impl_->listener.get()));
   impl_->stopping = false;
   impl_->reset_gang();
   // Signals are for the launcher's main thread, never this one.

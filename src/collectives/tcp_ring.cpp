@@ -13,7 +13,6 @@
 #include <sys/socket.h>
 
 #include "src/collectives/ring_schedule.hpp"
-#include "src/collectives/tcp_socket.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::coll {
@@ -38,39 +37,62 @@ struct Peer {
 
 Result<Peer> parse_peer(const std::string& text) {
   auto last = text.rfind(':');
-  Peer peer;
-  if (last == std::string::npos ||
-      !split_host_port(text.substr(0, last), peer.host, peer.port)) {
+  auto endpoint = net::parse_endpoint(std::string_view(text).substr(0, last));
+  if (last == std::string::npos || !endpoint) {
     return fail(ExitCode::launch, "malformed ring address '" + text + "'");
   }
+  Peer peer{endpoint->host, endpoint->port};
   peer.cookie = std::strtoull(text.c_str() + last + 1, nullptr, 16);
   return peer;
 }
 
 constexpr std::uint32_t k_partner_stream = 0xffffffff;  // Hello.stream of a partner link
 
-Result<Fd> connect_with_hello(const Peer& peer, std::uint32_t rank, std::uint32_t stream,
-                              std::chrono::steady_clock::time_point deadline) {
-  auto fd = connect_tcp(peer.host, peer.port, deadline);
+Result<net::Fd> connect_with_hello(const Peer& peer, std::uint32_t rank, std::uint32_t stream,
+                                   net::Clock::time_point deadline) {
+  auto fd = net::dial_tcp(peer.host, peer.port, deadline);
   if (!fd) {
     return fail(fd.error());
   }
   Hello hello{k_hello_magic, rank, stream, 0, peer.cookie};
-  if (auto ok = write_all(fd->get(), &hello, sizeof hello); !ok) {
-    return fail(ok.error());
+  auto bytes = std::string_view(reinterpret_cast<const char*>(&hello), sizeof hello);
+  if (auto sent = net::send_all(fd->get(), bytes, deadline); !sent) {
+    const char* why = sent.end == net::IoEnd::timed_out ? "timed out" : std::strerror(sent.error);
+    return fail(ExitCode::launch, fmt::format("send: {}", why));
   }
   return fd;
 }
 
+// The next connection on `listener`, in the ring's words when none comes.
+Result<net::Fd> accept_neighbour(int listener, net::Clock::time_point deadline) {
+  net::Fd fd;
+  auto accepted = net::accept_one(listener, fd, deadline);
+  if (accepted.end == net::IoEnd::failed && accepted.call == "accept") {
+    return fail(ExitCode::launch, fmt::format("accept: {}", std::strerror(accepted.error)));
+  }
+  if (!accepted) {
+    return fail(ExitCode::launch, "timed out waiting for the ring neighbour to connect");
+  }
+  return fd;
+}
+
+// Reads a Hello; false when it does not come whole before `deadline`.
+bool read_hello(int fd, Hello& hello, net::Clock::time_point deadline) {
+  return static_cast<bool>(
+      net::recv_exact(fd, reinterpret_cast<char*>(&hello), sizeof hello, deadline));
+}
+
 Result<void> TcpRing::join(const Allgather& exchange) {
   auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
-  auto listener = listen_tcp(options_.listen_address, 0, 1024);
+  auto listener = net::listen_tcp(options_.listen_address, 0, 1024);
   if (!listener) {
     return fail(listener.error());
   }
   std::uint64_t cookie = (static_cast<std::uint64_t>(std::random_device{}()) << 32) |
                          std::random_device{}();
-  auto all = exchange(fmt::format("{}:{:x}", join_host_port(listener->address, listener->port),
+  auto all = exchange(fmt::format("{}:{:x}",
+                                  net::format_endpoint(net::local_address(listener->get()),
+                                                       net::local_port(listener->get())),
                                   cookie));
   if (!all) {
     return fail(all.error());
@@ -107,7 +129,7 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   }
   for (int partner : doubling_peers(doubling_steps_)) {
     if (partner < rank_) {
-      partner_links_.push_back({partner, Fd()});
+      partner_links_.push_back({partner, net::Fd()});
       ++lower_partners;
       continue;
     }
@@ -121,16 +143,16 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   left_.resize(streams);
   auto left_rank = static_cast<std::uint32_t>((rank_ + world_ - 1) % world_);
   for (std::size_t accepted = 0; accepted < streams + lower_partners;) {
-    auto fd = accept_tcp(listener->fd.get(), deadline);
+    auto fd = accept_neighbour(listener->get(), deadline);
     if (!fd) {
       return fail(fd.error());
     }
     Hello hello;
-    if (!read_all(fd->get(), &hello, sizeof hello, deadline) || hello.magic != k_hello_magic ||
+    if (!read_hello(fd->get(), hello, deadline) || hello.magic != k_hello_magic ||
         hello.cookie != cookie) {
       continue;  // not from this job: drop it and keep waiting
     }
-    Fd* slot = nullptr;
+    net::Fd* slot = nullptr;
     if (hello.stream == k_partner_stream) {
       for (auto& link : partner_links_) {
         if (static_cast<std::uint32_t>(link.rank) == hello.rank && link.rank < rank_ && !link.fd) {
@@ -147,13 +169,13 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   }
   for (std::size_t s = 0; s < streams; ++s) {
     for (int fd : {right_[s].get(), left_[s].get()}) {
-      tune_socket(fd, options_.send_buffer);
-      set_nonblocking(fd);
+      net::tune_socket(fd, options_.send_buffer);
+      net::set_nonblocking(fd);
     }
   }
   for (const auto& link : partner_links_) {
-    tune_socket(link.fd.get(), options_.partner_send_buffer);
-    set_nonblocking(link.fd.get());
+    net::tune_socket(link.fd.get(), options_.partner_send_buffer);
+    net::set_nonblocking(link.fd.get());
   }
   scratch_.assign(streams, std::vector<char>(options_.segment_bytes + 64));
   cursors_.resize(streams);

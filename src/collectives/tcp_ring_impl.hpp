@@ -18,7 +18,7 @@
 #include "src/collectives/doubling_schedule.hpp"
 #include "src/collectives/ring_schedule.hpp"
 #include "src/collectives/tcp_ring.hpp"
-#include "src/collectives/tcp_socket.hpp"
+#include "src/util/net.hpp"
 
 namespace ddl::coll::detail {
 
@@ -94,12 +94,12 @@ private:
   int rank_;
   int world_;
   TcpOptions options_;
-  std::vector<Fd> right_;  // one per stream, we send on these
-  std::vector<Fd> left_;   // one per stream, we receive on these
+  std::vector<net::Fd> right_;  // one per stream, we send on these
+  std::vector<net::Fd> left_;   // one per stream, we receive on these
   std::vector<std::vector<char>> scratch_;
   struct Link {
     int rank;
-    Fd fd;
+    net::Fd fd;
   };
   std::vector<Link> partner_links_;
   std::vector<DoublingStep> doubling_steps_;

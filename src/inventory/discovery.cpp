@@ -6,13 +6,13 @@
 #include <csignal>
 #include <cstring>
 #include <dirent.h>
-#include <fcntl.h>
 #include <fmt/core.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "src/inventory/inventory.hpp"
+#include "src/util/process.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -27,47 +27,6 @@ struct Captured {
   std::string out;
   std::string err;
 };
-
-struct Pipe {
-  int read = -1;
-  int write = -1;
-  bool open() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-      return false;
-    }
-    read = fds[0];
-    write = fds[1];
-    return true;
-  }
-  void close_all() {
-    for (int* fd : {&read, &write}) {
-      if (*fd >= 0) {
-        ::close(*fd);
-        *fd = -1;
-      }
-    }
-  }
-};
-
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, Pipe& out, Pipe& err, Pipe& exec_error) {
-  ::setpgid(0, 0);
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) {
-    ::dup2(null_fd, 0);
-  }
-  ::dup2(out.write, 1);
-  ::dup2(err.write, 2);
-  std::vector<char*> args;
-  for (const auto& word : argv) {
-    args.push_back(const_cast<char*>(word.c_str()));
-  }
-  args.push_back(nullptr);
-  ::execvp(args[0], args.data());
-  int error = errno;
-  [[maybe_unused]] auto written = ::write(exec_error.write, &error, sizeof error);
-  ::_exit(127);
-}
 
 // Reads what is ready on `fd` into `sink` (beyond the cap it is dropped);
 // false at EOF.
@@ -94,74 +53,62 @@ bool child_exited(pid_t pid) {
 
 // Collects stdout and stderr until the child exits (or the deadline), then
 // kills its process group (anything it left behind) and reaps it.
-void supervise(pid_t pid, Pipe& out, Pipe& err, Millis timeout, Captured& result) {
+void supervise(ChildProcess& child, Millis timeout, Captured& result) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + timeout;
   bool out_open = true;
   bool err_open = true;
   bool exited = false;
   while (true) {
-    pollfd fds[2] = {{out_open ? out.read : -1, POLLIN, 0}, {err_open ? err.read : -1, POLLIN, 0}};
+    pollfd fds[2] = {{out_open ? child.out_fd : -1, POLLIN, 0},
+                     {err_open ? child.err_fd : -1, POLLIN, 0}};
     // Both pipes closed: the child is exiting, so look again soon.
     const int ready = ::poll(fds, 2, exited ? 0 : (out_open || err_open ? 50 : 1));
     if (ready > 0) {
       if (out_open && (fds[0].revents & (POLLIN | POLLHUP)) != 0) {
-        out_open = drain(out.read, result.out);
+        out_open = drain(child.out_fd, result.out);
       }
       if (err_open && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
-        err_open = drain(err.read, result.err);
+        err_open = drain(child.err_fd, result.err);
       }
       continue;
     }
-    if (exited || (!out_open && !err_open && child_exited(pid))) {
+    if (exited || (!out_open && !err_open && child_exited(child.pid))) {
       break;
     }
-    exited = child_exited(pid);
+    exited = child_exited(child.pid);
     if (!exited && Clock::now() >= deadline) {
       result.timed_out = true;
       break;
     }
   }
-  ::kill(-pid, SIGKILL);
-  while (::waitpid(pid, &result.status, 0) < 0 && errno == EINTR) {
+  ::kill(-child.pid, SIGKILL);
+  while (::waitpid(child.pid, &result.status, 0) < 0 && errno == EINTR) {
   }
+  close_fd(child.out_fd);
+  close_fd(child.err_fd);
 }
 
+// Runs `argv` in its own process group, our environment, stdin /dev/null.
 Result<Captured> run_captured(const std::vector<std::string>& argv, Millis timeout) {
-  Pipe out, err, exec_error;
-  if (!out.open() || !err.open() || !exec_error.open()) {
-    const int error = errno;
-    out.close_all();
-    err.close_all();
-    exec_error.close_all();
-    return fail(ExitCode::launch, fmt::format("cannot create a pipe: {}", std::strerror(error)));
+  SpawnSpec spec;
+  spec.argv = argv;
+  spec.env = environment_with({});
+  spec.group = ProcessGroup::new_group;
+  auto started = spawn_process(spec);
+  if (!started) {
+    const char* why = std::strerror(started.failure.error);
+    switch (started.failure.stage) {
+    case SpawnStage::pipes:
+      return fail(ExitCode::launch, fmt::format("cannot create a pipe: {}", why));
+    case SpawnStage::fork:
+      return fail(ExitCode::launch, fmt::format("cannot start {}: {}", argv[0], why));
+    default:
+      return fail(ExitCode::launch, fmt::format("cannot run {}: {}", argv[0], why));
+    }
   }
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    exec_child(argv, out, err, exec_error);
-  }
-  ::close(out.write);
-  ::close(err.write);
-  ::close(exec_error.write);
-  out.write = err.write = exec_error.write = -1;
   Captured result;
-  if (pid < 0) {
-    const int error = errno;
-    out.close_all();
-    err.close_all();
-    exec_error.close_all();
-    return fail(ExitCode::launch, fmt::format("cannot start {}: {}", argv[0], std::strerror(error)));
-  }
-  ::setpgid(pid, pid);  // also in the child: whichever runs first
-  supervise(pid, out, err, timeout, result);
-  int exec_errno = 0;
-  const bool exec_failed = ::read(exec_error.read, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
-  out.close_all();
-  err.close_all();
-  exec_error.close_all();
-  if (exec_failed) {
-    return fail(ExitCode::launch, fmt::format("cannot run {}: {}", argv[0], std::strerror(exec_errno)));
-  }
+  supervise(started.child, timeout, result);
   return result;
 }
 

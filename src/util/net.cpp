@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "src/util/net.hpp"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -8,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -16,8 +19,7 @@
 
 #include "src/util/text.hpp"
 
-
-namespace ddl::rendezvous {
+namespace ddl::net {
 namespace {
 
 struct AddrInfoList {
@@ -27,16 +29,17 @@ struct AddrInfoList {
   }
 };
 
-Result<void> resolve(const std::string& host, int port, bool passive, AddrInfoList& out) {
+Result<void> resolve(const std::string& host, int port, const Wording& wording,
+                     AddrInfoList& out) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
+  hints.ai_flags = AI_NUMERICSERV;
   std::string service = std::to_string(port);
   int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &out.head);
   if (rc != 0) {
-    return fail(ExitCode::launch,
-                fmt::format("cannot resolve rendezvous address '{}': {}", host, gai_strerror(rc)));
+    return fail(ExitCode::launch, fmt::format("cannot resolve {}'{}': {}", wording.address_noun,
+                                              host, gai_strerror(rc)));
   }
   return {};
 }
@@ -47,18 +50,37 @@ int milliseconds_left(Clock::time_point deadline) {
   return static_cast<int>(std::min<long long>(left.count(), 1'000'000));
 }
 
-// Waits for `events` on fd until the deadline; false when it passed.
-Result<void> wait_for(int fd, short events, Clock::time_point deadline) {
+IoStatus failed(std::string_view call, int error = errno) {
+  return {IoEnd::failed, error, call};
+}
+
+// Waits for `events` on fd until the deadline.
+IoStatus wait_for(int fd, short events, Clock::time_point deadline) {
   for (;;) {
-    int wait_ms = milliseconds_left(deadline);
     pollfd p{fd, events, 0};
-    int rc = ::poll(&p, 1, wait_ms);
+    int rc = ::poll(&p, 1, milliseconds_left(deadline));
     if (rc > 0) return {};
-    if (rc == 0) return fail(ExitCode::rendezvous_timeout, "rendezvous: timed out");
-    if (errno != EINTR) {
-      return fail(ExitCode::launch, fmt::format("rendezvous: poll: {}", std::strerror(errno)));
-    }
+    if (rc == 0) return {IoEnd::timed_out, 0, "poll"};
+    if (errno != EINTR) return failed("poll");
   }
+}
+
+// One non-blocking connect to `ai`; "" when connected, otherwise why not.
+std::string connect_once(const addrinfo& ai, Clock::time_point deadline, Fd& out) {
+  Fd fd(::socket(ai.ai_family, ai.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) return std::strerror(errno);
+  if (::connect(fd.get(), ai.ai_addr, ai.ai_addrlen) != 0 && errno != EINPROGRESS) {
+    return std::strerror(errno);
+  }
+  if (!wait_for(fd.get(), POLLOUT, deadline)) return "timed out";
+  int error = 0;
+  socklen_t size = sizeof error;
+  ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &size);
+  if (error != 0) return std::strerror(error);
+  int one = 1;
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  out = std::move(fd);
+  return {};
 }
 
 } // namespace
@@ -82,9 +104,9 @@ void Fd::reset() {
   fd_ = -1;
 }
 
-Result<Fd> listen_tcp(const std::string& host, int port, int backlog) {
+Result<Fd> listen_tcp(const std::string& host, int port, int backlog, const Wording& wording) {
   AddrInfoList addresses;
-  if (auto ok = resolve(host, port, false, addresses); !ok) return fail(ok.error());
+  if (auto ok = resolve(host, port, wording, addresses); !ok) return fail(ok.error());
   std::string last_error = "no usable address";
   for (addrinfo* ai = addresses.head; ai; ai = ai->ai_next) {
     Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -101,18 +123,18 @@ Result<Fd> listen_tcp(const std::string& host, int port, int backlog) {
     }
     return fd;
   }
-  return fail(ExitCode::launch, fmt::format("rendezvous: cannot listen on {}: {}",
+  return fail(ExitCode::launch, fmt::format("{}cannot listen on {}: {}", wording.prefix,
                                             format_endpoint(host, port), last_error));
 }
 
-Result<int> free_port_pair(const std::string& host) {
+Result<int> free_port_pair(const std::string& host, const Wording& wording) {
   for (int attempt = 0; attempt < 32; ++attempt) {
-    auto first = listen_tcp(host, 0, 1);
+    auto first = listen_tcp(host, 0, 1, wording);
     if (!first) {
       return fail(first.error());
     }
     const int port = local_port(first->get());
-    if (port > 0 && port < 65535 && listen_tcp(host, port + 1, 1)) {
+    if (port > 0 && port < 65535 && listen_tcp(host, port + 1, 1, wording)) {
       return port;
     }
   }
@@ -130,48 +152,41 @@ int local_port(int fd) {
   return 0;
 }
 
-Result<Fd> dial_tcp(const std::string& host, int port, Clock::time_point deadline) {
+std::string local_address(int fd) {
+  sockaddr_storage addr{};
+  socklen_t size = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size) != 0) return {};
+  std::array<char, NI_MAXHOST> text{};
+  if (::getnameinfo(reinterpret_cast<sockaddr*>(&addr), size, text.data(),
+                    static_cast<socklen_t>(text.size()), nullptr, 0, NI_NUMERICHOST) != 0) {
+    return {};
+  }
+  return text.data();
+}
+
+Result<Fd> dial_tcp(const std::string& host, int port, Clock::time_point deadline,
+                    const Wording& wording) {
   AddrInfoList addresses;
-  if (auto ok = resolve(host, port, false, addresses); !ok) return fail(ok.error());
+  if (auto ok = resolve(host, port, wording, addresses); !ok) return fail(ok.error());
   std::string last_error = "no usable address";
   auto pause = std::chrono::milliseconds(10);
   for (;;) {
     for (addrinfo* ai = addresses.head; ai; ai = ai->ai_next) {
-      Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-      if (!fd) {
-        last_error = std::strerror(errno);
-        continue;
-      }
-      if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
-        last_error = std::strerror(errno);
-        continue;
-      }
-      if (auto ready = wait_for(fd.get(), POLLOUT, deadline); !ready) {
-        last_error = "timed out";
-        continue;
-      }
-      int error = 0;
-      socklen_t size = sizeof error;
-      ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &size);
-      if (error != 0) {
-        last_error = std::strerror(error);
-        continue;
-      }
-      int one = 1;
-      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      return fd;
+      Fd fd;
+      last_error = connect_once(*ai, deadline, fd);
+      if (fd) return fd;
     }
     if (Clock::now() + pause >= deadline) break;
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(500));
   }
-  return fail(ExitCode::launch, fmt::format("rendezvous: cannot connect to {}: {}",
+  return fail(ExitCode::launch, fmt::format("{}cannot connect to {}: {}", wording.prefix,
                                             format_endpoint(host, port), last_error));
 }
 
-Result<void> send_all(int fd, std::string_view bytes, Clock::time_point deadline) {
+IoStatus send_all(int fd, std::string_view bytes, Clock::time_point deadline) {
   while (!bytes.empty()) {
-    ssize_t sent = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    ssize_t sent = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent > 0) {
       bytes.remove_prefix(static_cast<std::size_t>(sent));
       continue;
@@ -181,30 +196,53 @@ Result<void> send_all(int fd, std::string_view bytes, Clock::time_point deadline
       if (auto ready = wait_for(fd, POLLOUT, deadline); !ready) return ready;
       continue;
     }
-    return fail(ExitCode::launch,
-                fmt::format("rendezvous: connection lost: {}", std::strerror(errno)));
+    return failed("send");
   }
   return {};
 }
 
-Result<void> recv_exact(int fd, char* into, std::size_t size, Clock::time_point deadline) {
+IoStatus recv_exact(int fd, char* into, std::size_t size, Clock::time_point deadline) {
   std::size_t got = 0;
   while (got < size) {
-    ssize_t n = ::recv(fd, into + got, size - got, 0);
+    ssize_t n = ::recv(fd, into + got, size - got, MSG_DONTWAIT);
     if (n > 0) {
       got += static_cast<std::size_t>(n);
       continue;
     }
-    if (n == 0) return fail(ExitCode::launch, "rendezvous: the server closed the connection");
+    if (n == 0) return {IoEnd::closed, 0, "recv"};
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       if (auto ready = wait_for(fd, POLLIN, deadline); !ready) return ready;
       continue;
     }
-    return fail(ExitCode::launch,
-                fmt::format("rendezvous: connection lost: {}", std::strerror(errno)));
+    return failed("recv");
   }
   return {};
+}
+
+IoStatus accept_one(int listen_fd, Fd& into, Clock::time_point deadline) {
+  for (;;) {
+    if (auto ready = wait_for(listen_fd, POLLIN, deadline); !ready) return ready;
+    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      into = Fd(fd);
+      return {};
+    }
+    if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED) return failed("accept");
+  }
+}
+
+void tune_socket(int fd, int send_buffer) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (send_buffer > 0) {
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
+  }
+}
+
+void set_nonblocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL, 0);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
 Result<Endpoint> parse_endpoint(std::string_view text) {
@@ -228,4 +266,4 @@ std::string format_endpoint(std::string_view host, int port) {
   return fmt::format("{}:{}", host, port);
 }
 
-} // namespace ddl::rendezvous
+} // namespace ddl::net

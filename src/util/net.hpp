@@ -7,7 +7,10 @@
 
 #include "src/util/error.hpp"
 
-namespace ddl::rendezvous {
+// The one TCP layer: the rendezvous (server, client) and the allreduce ring
+// both listen, dial and move bytes through it. Callers word their own errors:
+// listen and dial take a Wording, send and receive return an IoStatus.
+namespace ddl::net {
 
 using Clock = std::chrono::steady_clock;
 
@@ -30,25 +33,62 @@ private:
   int fd_ = -1;
 };
 
+// How listen and dial errors read: "<prefix>cannot connect to host:port: why"
+// and "cannot resolve <address_noun>'host': why".
+struct Wording {
+  std::string_view prefix;
+  std::string_view address_noun;
+};
+
 // A non-blocking, CLOEXEC listening TCP socket on host:port (port 0: any free).
-// A busy port is an error naming addr:port.
-Result<Fd> listen_tcp(const std::string& host, int port, int backlog);
+// A busy port is an error naming addr:port. Accepted sockets are blocking.
+Result<Fd> listen_tcp(const std::string& host, int port, int backlog, const Wording& wording = {});
+// The port and the numeric address a socket is bound to (0 and "" if unknown).
 int local_port(int fd);
+std::string local_address(int fd);
 
 // A port that is free on this machine now, with the next one free too
 // (torch's store takes it and JAX's coordinator the next). Best effort: the
 // port is released before the ranks bind it.
-Result<int> free_port_pair(const std::string& host);
+Result<int> free_port_pair(const std::string& host, const Wording& wording = {});
 
-// A connected non-blocking CLOEXEC socket; a refused connection is retried
-// until `deadline`.
-Result<Fd> dial_tcp(const std::string& host, int port, Clock::time_point deadline);
+// A connected non-blocking CLOEXEC socket with TCP_NODELAY; a refused
+// connection is retried (10 ms, doubling up to 500 ms) until `deadline`.
+Result<Fd> dial_tcp(const std::string& host, int port, Clock::time_point deadline,
+                    const Wording& wording = {});
 
-// Blocking I/O on a non-blocking socket, bounded by `deadline`.
-// Errors: ExitCode::rendezvous_timeout past the deadline, ExitCode::launch
-// when the peer closes or the socket fails.
-Result<void> send_all(int fd, std::string_view bytes, Clock::time_point deadline);
-Result<void> recv_exact(int fd, char* into, std::size_t size, Clock::time_point deadline);
+// How a send, receive or accept ended; `error` is the errno of `call` when failed.
+enum class IoEnd { done, timed_out, closed, failed };
+struct IoStatus {
+  IoEnd end = IoEnd::done;
+  int error = 0;
+  std::string_view call;
+  explicit operator bool() const { return end == IoEnd::done; }
+};
+
+// Exact-length I/O bounded by `deadline`, on blocking and non-blocking sockets
+// alike (each call is MSG_DONTWAIT and waits in poll).
+IoStatus send_all(int fd, std::string_view bytes, Clock::time_point deadline);
+IoStatus recv_exact(int fd, char* into, std::size_t size, Clock::time_point deadline);
+// One connection accepted on `listen_fd` into `into` (a blocking CLOEXEC socket).
+IoStatus accept_one(int listen_fd, Fd& into, Clock::time_point deadline);
+
+// TCP_NODELAY; SO_SNDBUF set to `send_buffer` when positive (the kernel caps it
+// at net.core.wmem_max). SO_RCVBUF is left alone so receive autotuning stays on.
+void tune_socket(int fd, int send_buffer);
+void set_nonblocking(int fd);
+
+// The local address the kernel would use to reach `host` ("[v6]" brackets
+// allowed); no packet is sent. `why` says what failed when `address` is empty.
+enum class RouteEnd { found, unresolved, unroutable, unnamed };
+struct Route {
+  RouteEnd end = RouteEnd::found;
+  std::string address;
+  std::string why;
+};
+Route route_to(const std::string& host);
+// Whether `host` is "localhost" or resolves to a loopback address.
+bool is_loopback(const std::string& host);
 
 // "host:port" or "[v6addr]:port" -> host and port.
 struct Endpoint {
@@ -58,4 +98,4 @@ struct Endpoint {
 Result<Endpoint> parse_endpoint(std::string_view text);
 std::string format_endpoint(std::string_view host, int port);
 
-} // namespace ddl::rendezvous
+} // namespace ddl::net

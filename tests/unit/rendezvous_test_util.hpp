@@ -38,17 +38,17 @@ struct RawPeer {
   std::string nonce;
 
   explicit RawPeer(const std::string& endpoint) {
-    auto where = parse_endpoint(endpoint);
-    auto dialed = dial_tcp(where->host, where->port, soon());
+    auto where = net::parse_endpoint(endpoint);
+    auto dialed = net::dial_tcp(where->host, where->port, soon());
     if (dialed) fd = std::move(*dialed);
   }
 
   // The next frame's payload; "" when the server closed the connection.
   std::string frame(int ms = 3000) {
     char prefix[4];
-    if (!recv_exact(fd.get(), prefix, 4, soon(ms))) return {};
+    if (!net::recv_exact(fd.get(), prefix, 4, soon(ms))) return {};
     std::string payload(read_be32(prefix), '\0');
-    if (!recv_exact(fd.get(), payload.data(), payload.size(), soon(ms))) return {};
+    if (!net::recv_exact(fd.get(), payload.data(), payload.size(), soon(ms))) return {};
     return payload;
   }
 
@@ -59,7 +59,7 @@ struct RawPeer {
     return true;
   }
 
-  void send(std::string_view bytes) { (void)send_all(fd.get(), bytes, soon()); }
+  void send(std::string_view bytes) { (void)net::send_all(fd.get(), bytes, soon()); }
 
   // Joins by hand; returns the reply's payload.
   std::string join(int rank, int world_size, const std::string& token = k_token) {
@@ -76,8 +76,8 @@ struct RawPeer {
     char byte;
     auto deadline = soon(ms);
     for (;;) {
-      auto got = recv_exact(fd.get(), &byte, 1, deadline);
-      if (!got) return got.error().code == ExitCode::launch;
+      auto got = net::recv_exact(fd.get(), &byte, 1, deadline);
+      if (!got) return got.end != net::IoEnd::timed_out;
     }
   }
 };

@@ -16,15 +16,15 @@ TEST_CASE("frames and endpoints", "[rendezvous]") {
   CHECK(reader.at_end());
   CHECK_FALSE(reader.u32());
 
-  auto v4 = parse_endpoint("127.0.0.1:29400");
+  auto v4 = ddl::net::parse_endpoint("127.0.0.1:29400");
   REQUIRE(v4);
   CHECK(v4->host == "127.0.0.1");
   CHECK(v4->port == 29400);
-  auto v6 = parse_endpoint("[::1]:80");
+  auto v6 = ddl::net::parse_endpoint("[::1]:80");
   REQUIRE(v6);
   CHECK(v6->host == "::1");
-  CHECK(format_endpoint("::1", 80) == "[::1]:80");
-  CHECK_FALSE(parse_endpoint("host"));
-  CHECK_FALSE(parse_endpoint("host:0"));
-  CHECK_FALSE(parse_endpoint(":80"));
+  CHECK(ddl::net::format_endpoint("::1", 80) == "[::1]:80");
+  CHECK_FALSE(ddl::net::parse_endpoint("host"));
+  CHECK_FALSE(ddl::net::parse_endpoint("host:0"));
+  CHECK_FALSE(ddl::net::parse_endpoint(":80"));
 }

@@ -227,7 +227,7 @@ TEST_CASE("rendezvous: busy port names addr:port; reset starts a new attempt", "
   Server first;
   auto endpoint = first.start(test_options(1));
   REQUIRE(endpoint);
-  auto port = parse_endpoint(*endpoint)->port;
+  auto port = net::parse_endpoint(*endpoint)->port;
   ServerOptions same = test_options(1);
   same.port = port;
   Server second;
