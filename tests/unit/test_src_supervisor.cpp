@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The supervisor with the real local backend: real processes, real signals.
+// Gang logic that needs no process (restarts, timeout, watchdog, which
+// signal each rank got and when) is in test_launch_gang.cpp, on the fake.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -133,35 +135,6 @@ TEST_CASE("supervisor: a rank that ignores SIGTERM is killed after grace", "[sup
   CHECK(result == 5);
   CHECK(took >= 0.5);
   CHECK(took < 3.0);
-}
-
-TEST_CASE("supervisor: restarts count attempts and stop at the limit", "[supervisor]") {
-  SECTION("succeeds on the third attempt") {
-    GangRun gang;
-    gang.options.max_restarts = 2;
-    auto code = gang.run(R"(test "$DDL_ATTEMPT" -ge 2 || exit 7)");
-    REQUIRE(code.has_value());
-    CHECK(*code == 0);
-    CHECK(gang.attempts_built == std::vector<int>{0, 1, 2});
-  }
-  SECTION("gives up after the last restart") {
-    GangRun gang;
-    gang.options.max_restarts = 1;
-    auto code = gang.run("exit 7");
-    REQUIRE(code.has_value());
-    CHECK(*code == 7);
-    CHECK(gang.attempts_built == std::vector<int>{0, 1});
-    CHECK(gang.err.text().find("restarting (attempt 2 of 2)") != std::string::npos);
-  }
-}
-
-TEST_CASE("supervisor: --timeout ends the job with 124", "[supervisor]") {
-  GangRun gang;
-  gang.options.timeout = std::chrono::milliseconds(300);
-  auto code = gang.run("exec sleep 30");
-  REQUIRE(code.has_value());
-  CHECK(*code == 124);
-  CHECK(gang.err.text().find("ddl: error: timed out after") != std::string::npos);
 }
 
 TEST_CASE("supervisor: a final partial line is flushed", "[supervisor]") {

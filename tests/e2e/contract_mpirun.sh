@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The backend contract (backend_contract.inc) on the mpirun backend: 3 ranks
+# on this machine under a real Open MPI mpirun (as mpirun_local.sh drives it).
+source "$(dirname "$0")/common.inc"
+"$DDL" run --help 2>&1 | grep -q "not implemented" && skip "ddl run is not implemented yet"
+command -v mpirun >/dev/null || skip "mpirun (openmpi-bin) is not installed"
+source "$(dirname "$0")/backend_contract.inc"
+contract_base=$t/base.toml
+printf '[launch]\nbackend = "mpirun"\n' >"$contract_base"
+contract_args=(-H localhost:3)
+contract_world=3
+contract_run_all
