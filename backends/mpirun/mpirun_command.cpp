@@ -31,7 +31,8 @@ std::string rank_script(int world_size) {
       "__ddl_i=0\n"
       "while [ \"$__ddl_i\" -lt {} ]; do unset \"DDL_MPI_ENV_$__ddl_i\"; __ddl_i=$((__ddl_i + 1)); done\n"
       "eval \"$__ddl_e\" || exit 125\n"
-      "unset __ddl_e __ddl_i\n"
+      // Meant for mpirun's rsh agent, not the ranks.
+      "unset __ddl_e __ddl_i DDL_RSH_TRANSPORT DDL_RSH_JOB\n"
       // A watchdog: if mpirun (or its daemon) goes away without ending this
       // rank, end the rank's process group (TERM, then KILL).
       "__ddl_p=$PPID\n"

@@ -21,7 +21,8 @@ void set_result(JobSummary& summary, const AttemptEnd& end) {
     return;
   case StopReason::failed:
     summary.result = "failed";
-    summary.exit_code = end.first.how.code;
+    // A rank that never ran is a launch error, whatever status its backend saw.
+    summary.exit_code = end.first.how.launch_error.empty() ? end.first.how.code : to_int(ExitCode::launch);
     return;
   case StopReason::timeout:
     summary.result = "timeout";
@@ -63,8 +64,9 @@ JobSummary job_summary(const AttemptEnd& end, int attempts, double elapsed_s) {
 }
 
 std::string describe_failure(const RankLaunch& launch, const FirstFailure& first) {
-  std::string how = first.how.signal != 0 ? fmt::format("was killed by {}", signal_name(first.how.signal))
-                                          : fmt::format("exited with code {}", first.how.code);
+  std::string how = !first.how.launch_error.empty() ? "could not run: " + first.how.launch_error
+                     : first.how.signal != 0     ? fmt::format("was killed by {}", signal_name(first.how.signal))
+                                                 : fmt::format("exited with code {}", first.how.code);
   return fmt::format("rank {} on {} {} after {}", launch.rank, launch.host.name, how,
                      format_elapsed(first.elapsed_s));
 }

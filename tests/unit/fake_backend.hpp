@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -119,7 +120,9 @@ public:
 
   // ---- The Backend interface (the only place the tests depend on it) ----
 
-  Result<void> prepare(const Plan& plan) override {
+  std::string_view name() const override { return "fake"; }
+
+  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> /*launches*/) override {
     std::lock_guard lock(m_mutex);
     ++m_prepared;
     m_prepared_world_size = plan.world_size;

@@ -102,7 +102,7 @@ TEST_CASE("override errors name the option, without a file position", "[job][ove
   o.env = {"NOVALUE", "BAD-NAME=1"};
   o.hosts = {"a,,b", "-evil"};
   CHECK(errors("[launch]\nnp = 0\n", o) ==
-        "job.toml:2:6: launch.np: must be at least 1\n"
+        "job.toml:2:6: launch.np: must be between 1 and 1000000\n"
         "--hosts: empty host in 'a,,b'\n"
         "--hosts: bad host name '-evil': starts with '-'\n"
         "--backend: 'sssh' is not one of local, ssh, kubernetes, mpirun; did you mean 'ssh'?\n"
@@ -147,7 +147,7 @@ TEST_CASE("load_job: missing, directory, oversized and good files", "[job][file]
   std::string good = dir.write("train.toml", "[launch]\nnp = 0\n");
   auto bad = ddl::load_job(good, {});
   REQUIRE_FALSE(bad);
-  CHECK(bad.error().message == good + ":2:6: launch.np: must be at least 1");
+  CHECK(bad.error().message == good + ":2:6: launch.np: must be between 1 and 1000000");
 
   std::string fine = dir.write("resnet.toml", "[job]\ncommand = [\"true\"]\n");
   auto loaded = ddl::load_job(fine, {});
