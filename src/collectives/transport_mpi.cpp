@@ -7,7 +7,6 @@
 // globals, so they are looked up by name too.
 // The C API only: skip the deprecated C++ bindings (they need libmpi_cxx).
 #define OMPI_SKIP_MPICXX 1
-#include <dlfcn.h>
 #include <mpi.h>
 
 #include <array>
@@ -18,6 +17,7 @@
 
 #include <fmt/core.h>
 
+#include "src/collectives/shared_library.hpp"
 #include "src/collectives/transports.hpp"
 
 namespace ddl::coll {
@@ -44,24 +44,12 @@ struct MpiApi {
   std::string error;  // why loading failed; empty when all is there
 };
 
-template <typename T> void bind(void* lib, const char* symbol, T& out, std::string& error) {
-  out = reinterpret_cast<T>(::dlsym(lib, symbol));
-  if (out == nullptr && error.empty()) {
-    error = fmt::format("symbol {} missing from the loaded MPI library", symbol);
-  }
-}
-
 MpiApi load_api() {
   MpiApi api;
-  void* lib = nullptr;
-  // RTLD_GLOBAL: Open MPI's own plugins resolve libmpi's symbols through it.
-  for (const char* name : {"libmpi.so.40", "libmpi.so"}) {
-    if ((lib = ::dlopen(name, RTLD_NOW | RTLD_GLOBAL)) != nullptr) {
-      break;
-    }
-  }
+  std::string tried;
+  void* lib = open_first({"libmpi.so.40", "libmpi.so"}, tried);
   if (lib == nullptr) {
-    api.error = "Open MPI's library is not installed on this host (tried libmpi.so.40, libmpi.so)";
+    api.error = "Open MPI's library is not installed on this host (tried " + tried + ")";
     return api;
   }
   std::string& e = api.error;

@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 #include <nccl.h>
 
+#include "src/collectives/shared_library.hpp"
 #include "src/collectives/transports.hpp"
 
 namespace ddl::coll {
@@ -42,24 +43,6 @@ struct CudaApi {
   decltype(&::ncclGetVersion) get_version = nullptr;
   std::string error;  // why loading failed; empty when all is there
 };
-
-void* open_first(std::initializer_list<const char*> names, std::string& tried) {
-  for (const char* name : names) {
-    if (void* handle = ::dlopen(name, RTLD_NOW | RTLD_GLOBAL)) {
-      return handle;
-    }
-    tried += std::string(tried.empty() ? "" : ", ") + name;
-  }
-  return nullptr;
-}
-
-template <typename F> bool bind(void* lib, const char* symbol, F& out, std::string& error) {
-  out = reinterpret_cast<F>(::dlsym(lib, symbol));
-  if (out == nullptr && error.empty()) {
-    error = fmt::format("symbol {} missing from the loaded library", symbol);
-  }
-  return out != nullptr;
-}
 
 CudaApi load_api() {
   CudaApi api;

@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include "tests/unit/captured_file.hpp"
 #include "src/launch/supervisor.hpp"
 #include "src/util/signals.hpp"
 #include "tests/unit/fake_backend.hpp"
@@ -30,29 +31,6 @@ using ddl::Stream;
 using ddl::test::FakeBackend;
 using ddl::test::RankScript;
 
-// A temporary file for the supervisor's stdout or stderr.
-struct TempOutput {
-  std::string path;
-  int fd = -1;
-  TempOutput() {
-    std::string pattern = "/tmp/ddl-gang-XXXXXX";
-    fd = ::mkstemp(pattern.data());
-    path = pattern;
-  }
-  ~TempOutput() {
-    ::close(fd);
-    ::unlink(path.c_str());
-  }
-  TempOutput(const TempOutput&) = delete;
-  TempOutput& operator=(const TempOutput&) = delete;
-  std::string text() const {
-    std::ifstream in(path);
-    std::stringstream all;
-    all << in.rdbuf();
-    return all.str();
-  }
-};
-
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // One supervised job: `world_size` ranks on two hosts ("node-a" holds the
@@ -60,8 +38,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 struct FakeGang {
   int world_size = 2;
   ddl::SupervisorOptions options;
-  TempOutput out;
-  TempOutput err;
+  ddl::test::CapturedFile out;
+  ddl::test::CapturedFile err;
   std::vector<int> attempts_built;
   FakeBackend backend;
   double seconds = 0;

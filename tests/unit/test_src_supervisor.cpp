@@ -12,38 +12,18 @@
 
 #include <unistd.h>
 
+#include "tests/unit/captured_file.hpp"
 #include "backends/local/local_backend.hpp"
 #include "src/util/signals.hpp"
 #include "src/launch/supervisor.hpp"
 
 namespace {
 
-// A temporary file that the supervisor writes its stdout or stderr to.
-struct CapturedFile {
-  std::string path;
-  int fd = -1;
-  CapturedFile() {
-    std::string pattern = "/tmp/ddl-unit-XXXXXX";
-    fd = ::mkstemp(pattern.data());
-    path = pattern;
-  }
-  ~CapturedFile() {
-    ::close(fd);
-    ::unlink(path.c_str());
-  }
-  std::string text() const {
-    std::ifstream in(path);
-    std::stringstream all;
-    all << in.rdbuf();
-    return all.str();
-  }
-};
-
 struct GangRun {
   int world_size = 2;
   ddl::SupervisorOptions options;
-  CapturedFile out;
-  CapturedFile err;
+  ddl::test::CapturedFile out;
+  ddl::test::CapturedFile err;
   std::vector<int> attempts_built;
 
   // Every rank runs `script` under sh with DDL_RANK and DDL_ATTEMPT set.
