@@ -24,12 +24,13 @@ constexpr std::size_t k_max_output = 4u << 20;
 struct Captured {
   int status = 0;          // as from waitpid
   bool timed_out = false;
+  bool too_much_output = false;  // stdout went past k_max_output
   std::string out;
   std::string err;
 };
 
-// Reads what is ready on `fd` into `sink` (beyond the cap it is dropped);
-// false at EOF.
+// Reads what is ready on `fd` into `sink` (at most one read beyond the cap,
+// so that the caller sees it was passed); false at EOF.
 bool drain(int fd, std::string& sink) {
   char buffer[8192];
   ssize_t got = ::read(fd, buffer, sizeof buffer);
@@ -39,7 +40,7 @@ bool drain(int fd, std::string& sink) {
   if (got <= 0) {
     return false;
   }
-  if (sink.size() < k_max_output) {
+  if (sink.size() <= k_max_output) {
     sink.append(buffer, static_cast<std::size_t>(got));
   }
   return true;
@@ -67,6 +68,10 @@ void supervise(ChildProcess& child, Millis timeout, Captured& result) {
     if (ready > 0) {
       if (out_open && (fds[0].revents & (POLLIN | POLLHUP)) != 0) {
         out_open = drain(child.out_fd, result.out);
+        if (result.out.size() > k_max_output) {
+          result.too_much_output = true;
+          break;
+        }
       }
       if (err_open && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
         err_open = drain(child.err_fd, result.err);
@@ -156,6 +161,11 @@ Result<Inventory> script_inventory(const std::string& script, Millis timeout, in
     return fail(ExitCode::launch,
                 fmt::format("discovery script {} did not finish within {}; it was killed", script,
                             format_duration(timeout)));
+  }
+  if (run->too_much_output) {
+    return fail(ExitCode::usage, fmt::format("discovery script {} printed more than {} bytes; it was "
+                                             "killed (ddl reads at most that much)",
+                                             script, k_max_output));
   }
   if (!WIFEXITED(run->status) || WEXITSTATUS(run->status) != 0) {
     std::string stderr_tail = last_lines(run->err, 10);

@@ -2,6 +2,7 @@
 // Hostfiles: OpenMPI / DeepSpeed ("host slots=N") and MPICH ("host:N").
 #include <array>
 #include <optional>
+#include <unordered_map>
 #include <variant>
 #include <fmt/core.h>
 
@@ -150,9 +151,17 @@ std::variant<HostSpec, LineError> parse_line(std::string_view line) {
 } // namespace
 
 Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, const std::string& origin) {
+  // Enough to fix a file by; a million bad lines must not become a million-line message.
+  constexpr std::size_t k_max_reported = 20;
   std::vector<HostSpec> hosts;
-  std::vector<std::size_t> lines_of;
+  std::unordered_map<std::string, std::size_t> first_line;
   std::string errors;
+  std::size_t problems = 0;
+  auto report = [&](std::size_t line, const std::string& message) {
+    if (++problems <= k_max_reported) {
+      errors += fmt::format("{}:{}: {}\n", origin, line, message);
+    }
+  };
   const auto lines = split(text, '\n');
   for (std::size_t n = 0; n < lines.size(); ++n) {
     std::string_view line = lines[n];
@@ -160,25 +169,24 @@ Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, const std::s
     if (line.empty()) {
       continue;
     }
-    const std::string where = fmt::format("{}:{}: ", origin, n + 1);
     auto parsed = parse_line(line);
     if (auto* problem = std::get_if<LineError>(&parsed)) {
-      errors += where + problem->message + "\n";
+      report(n + 1, problem->message);
       continue;
     }
     auto& spec = std::get<HostSpec>(parsed);
-    bool duplicate = false;
-    for (std::size_t i = 0; i < hosts.size() && !duplicate; ++i) {
-      if (hosts[i].name == spec.name) {
-        errors += where + fmt::format("host '{}' is listed twice (first on line {})\n", spec.name,
-                                      lines_of[i]);
-        duplicate = true;
-      }
+    auto [known, added] = first_line.emplace(spec.name, n + 1);
+    if (!added) {
+      report(n + 1, fmt::format("host '{}' is listed twice (first on line {})", spec.name, known->second));
+      continue;
     }
-    if (!duplicate) {
-      hosts.push_back(std::move(spec));
-      lines_of.push_back(n + 1);
+    if (hosts.size() == k_max_hosts) {
+      return fail(ExitCode::usage, fmt::format("{}:{}: more than {} hosts", origin, n + 1, k_max_hosts));
     }
+    hosts.push_back(std::move(spec));
+  }
+  if (problems > k_max_reported) {
+    errors += fmt::format("{}: {} more problems not shown\n", origin, problems - k_max_reported);
   }
   if (!errors.empty()) {
     errors.pop_back();

@@ -2,7 +2,8 @@
 # Hostile inputs end in exit 2 with a clear message, within seconds and in
 # bounded memory: deeply nested job files (once a parser stack overflow),
 # slot and rank counts far above the limit (once gigabytes of RSS), and
-# hostfiles that never end or never arrive (/dev/zero, a FIFO nobody writes).
+# hostfiles that never end or never arrive (/dev/zero, a FIFO nobody writes),
+# a million bad hostfile lines, and a discovery script that never stops.
 source "$(dirname "$0")/common.inc"
 [[ -x /usr/bin/time ]] || skip "/usr/bin/time is not installed"
 
@@ -33,4 +34,18 @@ mkfifo "$t/fifo"
 bounded "$t/fifo: no hosts in the hostfile" "$DDL" render --hostfile "$t/fifo" --format plan
 head -c $((17 << 20)) /dev/zero | tr '\0' '\n' >"$t/huge"
 bounded "hostfile $t/huge is larger than 16 MiB" "$DDL" render --hostfile "$t/huge" --format plan
+
+# A hostfile of a million bad or repeated lines: the first 20 problems and a count.
+python3 -c "import sys; sys.stdout.write('b\\n' * 500000 + 'a:0\\n' * 500000)" >"$t/bad-hosts"
+bounded "$t/bad-hosts: 999979 more problems not shown" "$DDL" render --hostfile "$t/bad-hosts" --format plan
+(($(wc -l <"$t/err") == 21)) || fail "expected 20 problems and a count, got $(wc -l <"$t/err") lines"
+expect_contains "$t/err" "$t/bad-hosts:2: host 'b' is listed twice (first on line 1)"
+
+# A discovery script that never stops printing is stopped at the cap, not parsed.
+printf '#!/bin/sh\nexec yes node1\n' >"$t/endless.sh"
+chmod +x "$t/endless.sh"
+printf '[hosts]\ndiscovery_script = "%s"\n' "$t/endless.sh" >"$t/endless.toml"
+bounded "discovery script $t/endless.sh printed more than 4194304 bytes; it was killed" \
+  "$DDL" render "$t/endless.toml" --format plan
+pgrep -f "$t/endless.sh" >/dev/null && fail "the discovery script was left running"
 echo ok
