@@ -34,10 +34,10 @@ void Gang::exited(int rank, const RankExit& how) {
     state.tail.add(line);
   });
   output_.exited(rank, how);
-  {
-    std::lock_guard lock(mutex_);
-    exits_.emplace_back(rank, how);
-  }
+  // Wake under the lock: once the supervisor has taken the last exit it may
+  // destroy the Gang, and a wake after the unlock would write to a closed fd.
+  std::lock_guard lock(mutex_);
+  exits_.emplace_back(rank, how);
   wake();
 }
 
