@@ -40,20 +40,27 @@ const Host* first_remote_host(const Plan& plan) {
 
 bool is_loopback(const std::string& address) { return net::is_loopback(address); }
 
-Result<std::string> bind_address(const JobSpec& job, const Plan& plan, bool ranks_are_local) {
+Result<RendezvousAddress> rendezvous_address(const JobSpec& job, const Plan& plan,
+                                             bool ranks_are_local) {
   const std::string& wanted = job.rendezvous.address;
   const Host* remote = ranks_are_local ? nullptr : first_remote_host(plan);
-  if (wanted != "auto") {
+  const bool wildcard = wanted == "0.0.0.0" || wanted == "::";
+  if (wanted != "auto" && !wildcard) {
     if (remote && is_loopback(wanted)) {
       return fail(ExitCode::usage,
                   fmt::format("[rendezvous] address {} is a loopback address, but host {} ({}) "
                               "is remote: its workers could not reach the rendezvous",
                               wanted, remote->name, remote->address));
     }
-    return wanted;
+    return RendezvousAddress{wanted, wanted};
   }
-  if (!remote) return std::string("127.0.0.1");
-  return route_to(remote->address);
+  std::string advertise = "127.0.0.1";
+  if (remote) {
+    auto routed = route_to(remote->address);
+    if (!routed) return fail(routed.error());
+    advertise = *routed;
+  }
+  return RendezvousAddress{wildcard ? wanted : advertise, advertise};
 }
 
 } // namespace ddl::rendezvous

@@ -8,13 +8,14 @@ namespace ddl::rendezvous {
 
 Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, const Plan& plan,
                                                             bool ranks_are_local) {
-  auto address = bind_address(job, plan, ranks_are_local);
+  auto address = rendezvous_address(job, plan, ranks_are_local);
   if (!address) return fail(address.error());
   auto token = generate_token();
   if (!token) return fail(token.error());
   auto rendezvous = std::make_unique<JobRendezvous>();
   ServerOptions options;
-  options.bind_address = *address;
+  options.bind_address = address->bind;
+  options.advertise_address = address->advertise;
   options.port = job.rendezvous.port;
   options.token = *token;
   options.world_size = plan.world_size;

@@ -55,7 +55,8 @@ Result<std::string> Server::start(const ServerOptions& options) {
   }
   epoll_set(impl_->epoll.get(), EPOLL_CTL_ADD, impl_->listener.get(), EPOLLIN, k_listener_tag);
   epoll_set(impl_->epoll.get(), EPOLL_CTL_ADD, impl_->wake.get(), EPOLLIN, k_wake_tag);
-  impl_->endpoint = net::format_endpoint(options.bind_address,
+  impl_->endpoint = net::format_endpoint(
+      options.advertise_address.empty() ? options.bind_address : options.advertise_address,
                                          net::local_port(impl_->listener.get()));
   impl_->stopping = false;
   impl_->reset_gang();

@@ -16,7 +16,8 @@
 namespace ddl::rendezvous {
 
 struct ServerOptions {
-  std::string bind_address = "127.0.0.1";  // what workers dial; never 0.0.0.0 unless asked
+  std::string bind_address = "127.0.0.1";  // where it listens; never 0.0.0.0 unless asked
+  std::string advertise_address;           // what workers dial; "" = bind_address
   int port = 0;                            // 0: any free port (the bound one is reported)
   std::string token;                       // the job secret (its text is the HMAC key)
   int world_size = 1;

@@ -19,3 +19,11 @@ expect_not_contains "$t/err" "$token"
 expect_exit 0 timeout -k 5 60 "$DDL" run --json --np 2 -- python3 "$client" --token-file "$t/token" allgather
 expect_not_contains "$t/out" "$(cat "$t/token")"
 expect_not_contains "$t/err" "$(cat "$t/token")"
+
+# A wildcard address listens on every interface, but ranks are told a real
+# one: they dial 127.0.0.1, never 0.0.0.0 (which would be each rank's own machine).
+printf '[rendezvous]\naddress = "0.0.0.0"\n' >"$t/wildcard.toml"
+expect_exit 0 timeout -k 5 60 "$DDL" run "$t/wildcard.toml" --np 2 -- \
+  sh -c 'echo "dial $DDL_RENDEZVOUS"; exec python3 "$0" allgather' "$client"
+expect_contains "$t/out" "[0] dial 127.0.0.1:"
+expect_contains "$t/out" "[1] gathered rank-0,rank-1"
