@@ -37,6 +37,7 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
   if (!hosts) {
     return fail(hosts.error());
   }
+  hosts = planned.backend->resolve_addresses(std::move(*hosts));
   if (job.hosts.slots_from_gpus) {
     hosts = planned.backend->probe_gpus(std::move(*hosts));
     if (!hosts) {

@@ -66,6 +66,14 @@ std::optional<Result<Inventory>> MpirunBackend::own_hosts() {
   return kubernetes::kubernetes_inventory(options_.kubernetes, *options_.pod_slots);
 }
 
+Inventory MpirunBackend::resolve_addresses(Inventory hosts) {
+  // Pods keep their names: kubectl, not ssh, reaches them.
+  if (options_.rsh_transport != "ssh") {
+    return hosts;
+  }
+  return ssh_resolve_addresses(options_.ssh, std::move(hosts));
+}
+
 Result<Inventory> MpirunBackend::probe_gpus(Inventory hosts) {
   return ssh_probe_gpu_slots(options_.ssh, std::move(hosts));
 }

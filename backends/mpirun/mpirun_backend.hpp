@@ -36,6 +36,7 @@ public:
 
   std::string_view name() const override { return "mpirun"; }
   std::optional<Result<Inventory>> own_hosts() override;
+  Inventory resolve_addresses(Inventory hosts) override;
   Result<Inventory> probe_gpus(Inventory hosts) override;
   std::vector<HostCheck> check(const Inventory& hosts) override;
   // The mpirun command line, one word per line.

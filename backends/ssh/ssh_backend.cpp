@@ -100,6 +100,10 @@ SshBackend::SshBackend(const SshSection& options) : options_(options) {}
 
 SshBackend::~SshBackend() { shutdown(); }
 
+Inventory SshBackend::resolve_addresses(Inventory hosts) {
+  return ssh_resolve_addresses(options_, std::move(hosts));
+}
+
 Result<Inventory> SshBackend::probe_gpus(Inventory hosts) { return ssh_probe_gpu_slots(options_, std::move(hosts)); }
 
 std::vector<HostCheck> SshBackend::check(const Inventory& hosts) {

@@ -23,6 +23,7 @@ public:
   ~SshBackend() override;
 
   std::string_view name() const override { return "ssh"; }
+  Inventory resolve_addresses(Inventory hosts) override;
   Result<Inventory> probe_gpus(Inventory hosts) override;
   std::vector<HostCheck> check(const Inventory& hosts) override;
   // [ssh] remote_ddl, else this binary's path.

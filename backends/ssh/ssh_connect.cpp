@@ -63,6 +63,24 @@ Result<void> set_options(ssh_session session, const SshSection& options, const H
   return {};
 }
 
+} // namespace
+
+std::string ssh_config_hostname(const SshSection& options, const std::string& name) {
+  SshSessionPtr session(ssh_new());
+  Host host;
+  host.name = host.address = name;
+  char* resolved = nullptr;
+  if (!session || !set_options(session.get(), options, host) ||
+      ssh_options_get(session.get(), SSH_OPTIONS_HOST, &resolved) != SSH_OK || resolved == nullptr) {
+    return name;
+  }
+  std::string hostname(resolved);
+  ssh_string_free_char(resolved);
+  return hostname.empty() ? name : hostname;
+}
+
+namespace {
+
 // Keepalive probes after 1s idle, and any data unacknowledged for
 // connect_timeout ends the connection: a host that dies mid-run is noticed.
 void set_keepalive(ssh_session session, Millis connect_timeout) {

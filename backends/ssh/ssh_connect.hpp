@@ -31,6 +31,10 @@ std::string expand_home(const std::string& path);
 // answering for connect_timeout is noticed.
 Result<SshSessionPtr> ssh_open(const SshSection& options, const Host& host);
 
+// The host name the OpenSSH config (and [ssh]) make of `name`: its HostName
+// when an entry gives one, else `name`. Nothing is connected.
+std::string ssh_config_hostname(const SshSection& options, const std::string& name);
+
 // How long a command ddl runs on a connected host before the ranks (the
 // launch check, `ddl hosts --check`'s probe) may take to answer:
 // connect_timeout, but at least 30s, as a loaded host starts it slowly.

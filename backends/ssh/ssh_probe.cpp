@@ -100,4 +100,13 @@ Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts) {
   return hosts;
 }
 
+Inventory ssh_resolve_addresses(const SshSection& ssh, Inventory hosts) {
+  for (Host& host : hosts) {
+    if (host.address == host.name) {
+      host.address = ssh_config_hostname(ssh, host.name);
+    }
+  }
+  return hosts;
+}
+
 } // namespace ddl

@@ -27,6 +27,10 @@ std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string&
 // (ExitCode::launch).
 Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts);
 
+// Hosts whose address is only their name get the ssh config's HostName for
+// it (an alias "node1" becomes 198.18.0.1), as ssh itself would connect.
+Inventory ssh_resolve_addresses(const SshSection& ssh, Inventory hosts);
+
 // [ssh] remote_ddl, else this binary's path.
 std::string remote_ddl_path(const SshSection& ssh);
 

@@ -56,6 +56,10 @@ public:
   // The hosts the backend brings itself (Kubernetes pods); nullopt: the
   // job's own host source. Default: nullopt.
   virtual std::optional<Result<Inventory>> own_hosts() { return std::nullopt; }
+  // Each host's address as the backend will reach it, for hosts whose source
+  // gave only a name (the ssh config's HostName for an alias, as `ssh -G`
+  // says). Default: the hosts unchanged.
+  virtual Inventory resolve_addresses(Inventory hosts) { return hosts; }
   // slots = "gpus": each host's slots and GPU indices from its GPU count;
   // hosts that cannot be probed or have none are reported at once
   // (ExitCode::launch). Default: the hosts unchanged (their slots stand).
