@@ -33,7 +33,9 @@ Result<void> set_options(ssh_session session, const SshSection& options, const H
   };
   int no = 0;
   if (auto r = set(SSH_OPTIONS_PROCESS_CONFIG, &no, "config"); !r) return r;
-  if (auto r = set(SSH_OPTIONS_HOST, host.address.c_str(), "host"); !r) return r;
+  // The name as written: the config's Host blocks match it (an alias keeps
+  // its User, Port, ProxyJump), and its HostName is what address holds.
+  if (auto r = set(SSH_OPTIONS_HOST, host.name.c_str(), "host"); !r) return r;
   if (!options.user.empty()) {
     if (auto r = set(SSH_OPTIONS_USER, options.user.c_str(), "user"); !r) return r;
   }

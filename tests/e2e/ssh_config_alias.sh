@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hosts named by ssh config aliases (Host node1 / HostName ADDR): ddl connects
-# as ssh would, and uses the HostName as the host's address everywhere a rank
+# as ssh would (the alias's own settings apply), and uses the HostName as the host's address everywhere a rank
 # dials another (MASTER_ADDR, TF_CONFIG, the rendezvous route), so a real
 # allgather through the rendezvous works across the namespace hosts.
 source "$(dirname "$0")/common.inc"
@@ -9,9 +9,12 @@ command -v python3 >/dev/null || skip "python3 is not installed"
 netns_up 2
 
 config=$t/ssh_config
+# The aliases' own settings must apply too: any other name gets a user that
+# cannot log in, so connecting by address instead of alias fails.
 {
-  echo "Host node1"; echo "  HostName ${NETNS_ADDRS[0]}"
-  echo "Host node2"; echo "  HostName ${NETNS_ADDRS[1]}"
+  echo "Host node1"; echo "  HostName ${NETNS_ADDRS[0]}"; echo "  User $(id -un)"
+  echo "Host node2"; echo "  HostName ${NETNS_ADDRS[1]}"; echo "  User $(id -un)"
+  echo "Host *"; echo "  User nobody"
   cat "$NETNS_DIR/ssh_config"
 } >"$config"
 job=$t/alias.toml
