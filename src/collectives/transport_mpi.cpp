@@ -11,7 +11,6 @@
 
 #include <array>
 #include <cstdint>
-#include <initializer_list>
 #include <mutex>
 #include <string>
 
