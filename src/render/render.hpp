@@ -25,7 +25,8 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
 // The variables of the launcher's own environment that `env_pass` selects.
 EnvList passed_env(const JobSpec& job, char** environ_ptr);
 
-// TF_CONFIG for one rank (compact JSON).
+// TF_CONFIG for one rank (compact JSON): the same `cluster` of chief, worker
+// and ps on every rank; the evaluator is not in it and has its task only.
 std::string tf_config(const JobSpec& job, const Plan& plan, int rank);
 
 std::string openmpi_hostfile(const Plan& plan);

@@ -200,8 +200,11 @@ EnvList passed_env(const JobSpec& job, char** environ_ptr) {
 
 std::string tf_config(const JobSpec& job, const Plan& plan, int rank) {
   (void)job;
+  // The evaluator is no member of the training cluster (TensorFlow's
+  // RunConfig rejects one there; Kubeflow's TFJob leaves it out): it knows
+  // itself by its task alone.
   Json cluster = Json::object();
-  for (const char* role : {"chief", "worker", "ps", "evaluator"}) {
+  for (const char* role : {"chief", "worker", "ps"}) {
     Json members = Json::array();
     for (const auto& slot : plan.ranks) {
       if (slot.tf_role == role) {
