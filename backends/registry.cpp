@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "backends/registry.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -9,6 +11,7 @@
 #include "backends/local/local_backend.hpp"
 #include "backends/mpirun/mpirun_backend.hpp"
 #include "backends/ssh/ssh_backend.hpp"
+#include "src/util/net.hpp"
 
 namespace ddl {
 
@@ -33,19 +36,19 @@ private:
 
 // True when the job's hosts are its pods: backend kubernetes, or backend
 // mpirun with a [kubernetes] selector and no other host source.
-bool pods_are_hosts(const JobSpec& job) {
+bool pods_are_hosts(const JobSpec& job, BackendKind kind) {
   const HostsSection& hosts = job.hosts;
   bool other_source = !hosts.list.empty() || !hosts.hostfile.empty() || hosts.slurm ||
                       !hosts.discovery_script.empty();
-  if (job.launch.backend == BackendKind::kubernetes) {
+  if (kind == BackendKind::kubernetes) {
     return !other_source || !job.kubernetes.selector.empty();
   }
-  return job.launch.backend == BackendKind::mpirun && !job.kubernetes.selector.empty() && !other_source;
+  return kind == BackendKind::mpirun && !job.kubernetes.selector.empty() && !other_source;
 }
 
 // The slots of each pod when the job's hosts are its pods; nullopt else.
-std::optional<int> pod_slots(const JobSpec& job) {
-  if (!pods_are_hosts(job)) {
+std::optional<int> pod_slots(const JobSpec& job, BackendKind kind) {
+  if (!pods_are_hosts(job, kind)) {
     return std::nullopt;
   }
   return job.hosts.slots.value_or(1);
@@ -66,7 +69,7 @@ std::unique_ptr<Backend> make_mpirun(const JobSpec& job) {
   options.rsh_transport = job.kubernetes.selector.empty() ? "ssh" : "kubernetes";
   options.ssh = job.ssh;
   options.kubernetes = job.kubernetes;
-  options.pod_slots = pod_slots(job);
+  options.pod_slots = pod_slots(job, BackendKind::mpirun);
   return std::make_unique<mpirun::MpirunBackend>(std::move(options));
 }
 
@@ -84,20 +87,119 @@ constexpr BackendEntry k_backends[] = {
      [](const JobSpec& job) -> std::unique_ptr<Backend> { return std::make_unique<SshBackend>(job.ssh); }},
     {BackendKind::kubernetes,
      [](const JobSpec& job) -> std::unique_ptr<Backend> {
-       return std::make_unique<kubernetes::KubernetesBackend>(job.kubernetes, pod_slots(job));
+       return std::make_unique<kubernetes::KubernetesBackend>(job.kubernetes,
+                                                              pod_slots(job, BackendKind::kubernetes));
      }},
     {BackendKind::mpirun, make_mpirun},
 };
 
-} // namespace
-
-std::unique_ptr<Backend> make_backend(const JobSpec& job) {
+std::unique_ptr<Backend> make_backend(const JobSpec& job, BackendKind kind) {
   for (const auto& entry : k_backends) {
-    if (entry.kind == job.launch.backend) {
+    if (entry.kind == kind) {
       return entry.make(job);
     }
   }
-  return std::make_unique<UnavailableBackend>(job.launch.backend);
+  return std::make_unique<UnavailableBackend>(kind);
+}
+
+bool has_mpi(const JobSpec& job) {
+  return std::ranges::find(job.frameworks, Framework::mpi) != job.frameworks.end();
+}
+
+// The mpi framework outside mpirun: N one-rank MPI jobs that all "succeed".
+std::optional<std::string> mpi_problem(const JobSpec& job) {
+  const BackendKind kind = job.launch.backend;
+  if (!has_mpi(job) || kind == BackendKind::automatic || kind == BackendKind::mpirun) {
+    return std::nullopt;
+  }
+  return fmt::format("backend {} cannot run the mpi framework: every rank would be an MPI "
+                     "singleton (a one-rank job of its own) and MPI_COMM_WORLD would never hold "
+                     "them all; use backend mpirun (or auto, which picks it)",
+                     to_string(kind));
+}
+
+struct Choice {
+  BackendKind kind;
+  std::string why;
+};
+
+// auto, where the hosts are not needed to decide; nullopt where they are.
+std::optional<Choice> auto_without_hosts(const JobSpec& job) {
+  if (has_mpi(job)) {
+    return Choice{BackendKind::mpirun, "auto: the mpi framework needs mpirun to make its ranks one MPI job"};
+  }
+  if (pods_are_hosts(job, BackendKind::kubernetes) && !job.kubernetes.selector.empty()) {
+    return Choice{BackendKind::kubernetes, "auto: the [kubernetes] selector names the hosts"};
+  }
+  return std::nullopt;
+}
+
+// The first host that is not this machine, if any (names are looked up once).
+const Host* first_remote_host(const Inventory& hosts) {
+  std::set<std::string> seen;
+  for (const Host& host : hosts) {
+    if (seen.insert(host.address).second && !net::is_this_machine(host.address)) {
+      return &host;
+    }
+  }
+  return nullptr;
+}
+
+std::string host_shown(const Host& host) {
+  return host.address == host.name ? fmt::format("'{}'", host.name)
+                                   : fmt::format("'{}' ({})", host.name, host.address);
+}
+
+Choice auto_from_hosts(const Inventory& hosts) {
+  if (const Host* remote = first_remote_host(hosts)) {
+    return {BackendKind::ssh, fmt::format("auto: host {} is not this machine", host_shown(*remote))};
+  }
+  return {BackendKind::local, "auto: every host is this machine"};
+}
+
+// The job's hosts: the backend's own (pods), else the host source's.
+Result<Inventory> hosts_for(const JobSpec& job, Backend& backend) {
+  if (auto own = backend.own_hosts()) {
+    return std::move(*own);
+  }
+  return discover_hosts(job);
+}
+
+} // namespace
+
+Result<SelectedBackend> select_backend(const JobSpec& job) {
+  if (auto problem = mpi_problem(job)) {
+    return fail(ExitCode::usage, *problem);
+  }
+  Choice choice{job.launch.backend, ""};
+  std::optional<Inventory> listed;
+  if (choice.kind == BackendKind::automatic) {
+    if (auto early = auto_without_hosts(job)) {
+      choice = std::move(*early);
+    } else {
+      auto hosts = discover_hosts(job);
+      if (!hosts) {
+        return fail(hosts.error());
+      }
+      choice = auto_from_hosts(*hosts);
+      listed = std::move(*hosts);
+    }
+  }
+  SelectedBackend selected{make_backend(job, choice.kind), {}, std::move(choice.why)};
+  auto hosts = listed ? Result<Inventory>(std::move(*listed)) : hosts_for(job, *selected.backend);
+  if (!hosts) {
+    return fail(hosts.error());
+  }
+  selected.hosts = std::move(*hosts);
+  if (job.launch.backend == BackendKind::local) {
+    if (const Host* remote = first_remote_host(selected.hosts)) {
+      return fail(ExitCode::usage,
+                  fmt::format("backend local runs every rank on this machine, but host {} is not "
+                              "this machine; use backend ssh (or auto, the default) to reach it",
+                              host_shown(*remote)));
+    }
+  }
+  return selected;
 }
 
 } // namespace ddl

@@ -2,13 +2,31 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
+#include "src/inventory/inventory.hpp"
 #include "src/job/job.hpp"
 #include "src/launch/backend.hpp"
 
 namespace ddl {
 
-// The backend the job names: the only place that knows every backend.
-std::unique_ptr<Backend> make_backend(const JobSpec& job);
+// The backend that runs a job and the hosts it runs on.
+struct SelectedBackend {
+  std::unique_ptr<Backend> backend;
+  // The job's host source's, or the backend's own (Kubernetes pods); no GPU
+  // probe yet, addresses not resolved through the backend yet.
+  Inventory hosts;
+  // Why `auto` chose this backend ("auto: every host is this machine");
+  // "" when the job named it.
+  std::string why;
+};
+
+// The only place that knows every backend and chooses one. [launch] backend
+// = "auto" (the default) takes mpirun for the mpi framework, kubernetes for
+// a [kubernetes] selector with no other host source, local when every host
+// is this machine (net::is_this_machine), else ssh. Errors (ExitCode::usage):
+// backend local with a host that is not this machine (named), and local, ssh
+// or kubernetes with the mpi framework (each rank would be an MPI singleton).
+Result<SelectedBackend> select_backend(const JobSpec& job);
 
 } // namespace ddl

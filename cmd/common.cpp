@@ -22,8 +22,10 @@ void add_common_options(CLI::App& sub, CommonOptions& opts) {
   sub.add_option("job", opts.job_file, "Job file (TOML)");
   sub.add_option("-H,--hosts", opts.overrides.hosts, "Hosts, e.g. node[01-04]:8,gpu-a:4");
   sub.add_option("--hostfile", opts.overrides.hostfile, "OpenMPI, DeepSpeed or MPICH hostfile");
-  sub.add_option("--backend", opts.overrides.backend, "local, ssh, kubernetes or mpirun")
-      ->check(CLI::IsMember({"local", "ssh", "kubernetes", "mpirun"}));
+  sub.add_option("--backend", opts.overrides.backend,
+                 "auto (default: mpirun for mpi, local when every host is this machine, else "
+                 "ssh), local, ssh, kubernetes or mpirun")
+      ->check(CLI::IsMember(backend_names()));
   sub.add_option("--np", opts.overrides.np, "Number of ranks (default: sum of slots)");
   sub.add_flag("--json", opts.json, "Machine-readable JSON on stdout");
   sub.add_flag("-v,--verbose", opts.verbose, "Explain choices (repeat for debug)");

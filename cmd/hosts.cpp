@@ -98,16 +98,17 @@ int run_hosts(const HostsOptions& opts) {
   if (!job) {
     return report(job.error());
   }
-  auto backend = make_backend(*job);
-  auto inventory = job_hosts(*job, *backend);
-  if (!inventory) {
-    return report(inventory.error());
+  auto selected = select_backend(*job);
+  if (!selected) {
+    return report(selected.error());
   }
+  Backend& backend = *selected->backend;
+  Result<Inventory> inventory = std::move(selected->hosts);
   if (opts.check) {
-    return check_inventory(*backend, *inventory, opts.common.json);
+    return check_inventory(backend, *inventory, opts.common.json);
   }
   if (job->hosts.slots_from_gpus) {
-    inventory = backend->probe_gpus(std::move(*inventory));
+    inventory = backend.probe_gpus(std::move(*inventory));
     if (!inventory) {
       return report(inventory.error());
     }

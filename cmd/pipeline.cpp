@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 #include "cmd/pipeline.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/core.h>
+
 #include "backends/registry.hpp"
 #include "rendezvous/launcher.hpp"
-#include "rendezvous/protocol.hpp"
 #include "src/launch/supervisor.hpp"
 #include "src/render/launches.hpp"
-#include "src/util/net.hpp"
+#include "src/util/file.hpp"
 
 extern char** environ;
 
@@ -14,30 +20,88 @@ namespace ddl::cmd {
 
 namespace {
 
-// torch.master_port as launched: the job's, or a free port when it is 0.
-Result<int> launch_master_port(const JobSpec& job) {
-  if (job.torch.master_port != 0) {
-    return job.torch.master_port;
-  }
-  return net::free_port_pair("127.0.0.1", rendezvous::k_net_wording);
+// torch's default, where the backend cannot look for a free port.
+constexpr int k_torch_default_port = 29500;
+
+bool uses(const JobSpec& job, Framework framework) {
+  return std::ranges::find(job.frameworks, framework) != job.frameworks.end();
 }
+
+// torch.master_port as launched, looked at on rank 0's host through the
+// backend: the job's, checked free (JAX's coordinator takes the next port
+// too), or a free one when it is 0.
+Result<int> launch_master_port(const JobSpec& job, Backend& backend, const Plan& plan) {
+  const int first = job.torch.master_port;
+  if (!uses(job, Framework::torch) && !uses(job, Framework::jax)) {
+    return first;
+  }
+  const int count = uses(job, Framework::jax) ? 2 : 1;
+  auto checked = backend.master_port(plan.hosts.front(), first, count);
+  if (!checked) {
+    return first != 0 ? first : k_torch_default_port;
+  }
+  if (!*checked) {
+    return fail(ExitCode::launch, "torch.master_port: " + checked->error().message);
+  }
+  return **checked;
+}
+
+// Whether ddl gives torch ranks a TORCHELASTIC_ERROR_FILE: for ranks on this
+// machine, whose files it reads back, unless the user sets one.
+bool wants_error_dir(const JobSpec& job, const Backend& backend) {
+  return uses(job, Framework::torch) && backend.ranks_are_local() &&
+         !user_sets_env(job, "TORCHELASTIC_ERROR_FILE");
+}
+
+// The folder of the ranks' TORCHELASTIC_ERROR_FILE: --log-dir (the files
+// stay there beside the logs), else a private one removed when the launch
+// ends. Only for torch ranks on this machine, whose files ddl reads back.
+class ErrorDir {
+public:
+  ErrorDir() = default;
+  ErrorDir(const ErrorDir&) = delete;
+  ErrorDir& operator=(const ErrorDir&) = delete;
+  ~ErrorDir() {
+    if (owned_) {
+      std::error_code ec;
+      std::filesystem::remove_all(path_, ec);
+    }
+  }
+  const std::string& path() const { return path_; }
+
+  Result<void> make(const JobSpec& job, const Backend& backend) {
+    if (!wants_error_dir(job, backend)) {
+      return {};
+    }
+    if (!job.log_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(job.log_dir, ec);
+      path_ = std::filesystem::absolute(job.log_dir, ec).string();
+      return {};
+    }
+    path_ = make_private_dir("ddl-errors");
+    if (path_.empty()) {
+      return fail(ExitCode::launch, fmt::format("cannot create a folder for the ranks' error files: {}",
+                                                std::strerror(errno)));
+    }
+    owned_ = true;
+    return {};
+  }
+
+private:
+  std::string path_;
+  bool owned_ = false;
+};
 
 } // namespace
 
-Result<Inventory> job_hosts(const JobSpec& job, Backend& backend) {
-  if (auto own = backend.own_hosts()) {
-    return std::move(*own);
-  }
-  return discover_hosts(job);
-}
-
 Result<PlannedJob> plan_job(const JobSpec& job) {
-  PlannedJob planned{make_backend(job), {}};
-  auto hosts = job_hosts(job, *planned.backend);
-  if (!hosts) {
-    return fail(hosts.error());
+  auto selected = select_backend(job);
+  if (!selected) {
+    return fail(selected.error());
   }
-  hosts = planned.backend->resolve_addresses(std::move(*hosts));
+  PlannedJob planned{std::move(selected->backend), std::move(selected->why), {}};
+  Result<Inventory> hosts = planned.backend->resolve_addresses(std::move(selected->hosts));
   if (job.hosts.slots_from_gpus) {
     hosts = planned.backend->probe_gpus(std::move(*hosts));
     if (!hosts) {
@@ -52,6 +116,21 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
   return planned;
 }
 
+LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned) {
+  LaunchContext ctx;
+  ctx.master_port = job.torch.master_port;
+  ctx.backend = backend_shown(planned);
+  if (wants_error_dir(job, *planned.backend)) {
+    ctx.error_dir = job.log_dir.empty() ? "<error-dir>" : job.log_dir;
+  }
+  return ctx;
+}
+
+std::string backend_shown(const PlannedJob& planned) {
+  const std::string name(planned.backend->name());
+  return planned.backend_why.empty() ? name : name + " (" + planned.backend_why + ")";
+}
+
 RankPlace rank_place(const Backend& backend) {
   return backend.ranks_are_local() ? RankPlace::this_machine : RankPlace::remote;
 }
@@ -61,11 +140,16 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   Backend& backend = *planned.backend;
   const Plan& plan = planned.plan;
   LaunchContext ctx;
-  auto master_port = launch_master_port(job);
+  auto master_port = launch_master_port(job, backend, plan);
   if (!master_port) {
     return fail(master_port.error());
   }
   ctx.master_port = *master_port;
+  ErrorDir error_dir;
+  if (auto made = error_dir.make(job, backend); !made) {
+    return fail(made.error());
+  }
+  ctx.error_dir = error_dir.path();
   // Before any rank: its address and a fresh token go into every rank's env.
   auto rendezvous = rendezvous::JobRendezvous::start(job, plan, backend.ranks_are_local());
   if (!rendezvous) {

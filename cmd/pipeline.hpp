@@ -21,16 +21,23 @@ namespace ddl::cmd {
 // The job's backend and the rank plan on its hosts.
 struct PlannedJob {
   std::unique_ptr<Backend> backend;
+  std::string backend_why;  // how auto chose it; "" when the job named it
   Plan plan;
 };
 
-// The hosts the backend brings (Kubernetes pods), else the job's host source;
-// no GPU probe yet.
-Result<Inventory> job_hosts(const JobSpec& job, Backend& backend);
-
-// The backend the job names, its hosts (GPU counts probed through it for
-// slots = "gpus") and the rank plan on them.
+// The backend that runs the job (select_backend: auto chosen, mismatches
+// refused), its hosts (GPU counts probed through it for slots = "gpus") and
+// the rank plan on them.
 Result<PlannedJob> plan_job(const JobSpec& job);
+
+// "ssh (auto: host 'a' is not this machine)" or "ssh": the backend as the
+// plan table shows it.
+std::string backend_shown(const PlannedJob& planned);
+
+// What `run --dry-run` and `render` show for a launch that does not happen:
+// placeholders for what only a launch finds (a free master port, the
+// rendezvous, the error-file folder), the backend as chosen.
+LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned);
 
 // Where the backend runs ranks, for what of the launcher's env they get.
 RankPlace rank_place(const Backend& backend);

@@ -23,8 +23,7 @@ struct RunOptions {
 
 // --dry-run: the plan table, then what the backend adds (mpirun's command).
 int print_dry_run(const JobSpec& job, const PlannedJob& planned) {
-  LaunchContext ctx;
-  ctx.master_port = job.torch.master_port;
+  const LaunchContext ctx = preview_context(job, planned);
   std::fputs(plan_table(job, planned.plan, ctx).c_str(), stdout);
   auto launches = build_launches(job, planned.plan, ctx, rank_place(*planned.backend), environ);
   std::fputs(planned.backend->dry_run_text(launches).c_str(), stdout);

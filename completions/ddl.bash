@@ -16,7 +16,7 @@ _ddl_init_opts='-t --template -f --force -h --help'
 _ddl_option_value() {
     local opt=$1 cmd=$2 cur=$3
     case $cmd:$opt in
-        *:--backend) COMPREPLY=($(compgen -W 'local ssh kubernetes mpirun' -- "$cur")) ;;
+        *:--backend) COMPREPLY=($(compgen -W 'auto local ssh kubernetes mpirun' -- "$cur")) ;;
         *:--hostfile | bench:-J | bench:--output_file) _ddl_files "$cur" ;;
         *:-H | *:--hosts) COMPREPLY=($(compgen -A hostname -- "$cur")) ;;
         *:--np | run:--timeout | run:--max-restarts | render:--rank) ;;

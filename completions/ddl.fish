@@ -41,7 +41,7 @@ set -l common "__fish_seen_subcommand_from $ddl_with_common; and not __ddl_after
 complete -c ddl -n "$common; and not __ddl_bench_needs_allreduce" -F
 complete -c ddl -n "$common" -s H -l hosts -x -a '(__fish_print_hostnames)' -d 'Hosts, e.g. node[01-04]:8,gpu-a:4'
 complete -c ddl -n "$common" -l hostfile -r -F -d 'OpenMPI, DeepSpeed or MPICH hostfile'
-complete -c ddl -n "$common" -l backend -x -a 'local ssh kubernetes mpirun' -d 'How ranks are started'
+complete -c ddl -n "$common" -l backend -x -a 'auto local ssh kubernetes mpirun' -d 'How ranks are started'
 complete -c ddl -n "$common" -l np -x -d 'Number of ranks'
 complete -c ddl -n "$common" -l json -d 'JSON on stdout'
 complete -c ddl -n "$common" -s v -l verbose -d 'Explain choices; repeat for debug'

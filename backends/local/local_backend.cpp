@@ -18,6 +18,7 @@
 #include "backends/local/spawn.hpp"
 #include "ddl_version.hpp"
 #include "src/inventory/inventory.hpp"
+#include "src/util/net.hpp"
 
 namespace ddl {
 
@@ -100,6 +101,10 @@ std::vector<HostCheck> LocalBackend::check(const Inventory& hosts) {
   check.ddl_version = DDL_VERSION;
   check.gpu_count = local_gpu_count();
   return std::vector<HostCheck>(hosts.size(), check);
+}
+
+std::optional<Result<int>> LocalBackend::master_port(const Host& /*host*/, int first, int count) {
+  return net::free_ports_here(first, count);
 }
 
 Result<void> LocalBackend::prepare(const Plan& plan, std::span<const RankLaunch> /*launches*/) {

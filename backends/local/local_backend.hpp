@@ -32,6 +32,8 @@ public:
   // Every host is this machine: this ddl, this machine's GPUs.
   std::vector<HostCheck> check(const Inventory& hosts) override;
   bool ranks_are_local() const override { return true; }
+  // A bind test here (net::free_ports_here).
+  std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
 
   Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
   // Call from the supervisor's thread (see spawn_rank about PDEATHSIG).

@@ -19,6 +19,7 @@
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/ssh/ssh_probe.hpp"
 #include "src/render/render.hpp"
+#include "src/util/net.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::mpirun {
@@ -80,6 +81,16 @@ Result<Inventory> MpirunBackend::probe_gpus(Inventory hosts) {
 
 std::vector<HostCheck> MpirunBackend::check(const Inventory& hosts) {
   return ssh_check_hosts(options_.ssh, remote_ddl_path(options_.ssh), hosts);
+}
+
+std::optional<Result<int>> MpirunBackend::master_port(const Host& host, int first, int count) {
+  if (net::is_this_machine(host.address)) {
+    return net::free_ports_here(first, count);
+  }
+  if (options_.rsh_transport == "ssh") {
+    return ssh_master_port(options_.ssh, host, first, count);
+  }
+  return std::nullopt;
 }
 
 std::string MpirunBackend::dry_run_text(std::span<const RankLaunch> launches) const {

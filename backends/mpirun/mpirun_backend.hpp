@@ -39,6 +39,9 @@ public:
   Inventory resolve_addresses(Inventory hosts) override;
   Result<Inventory> probe_gpus(Inventory hosts) override;
   std::vector<HostCheck> check(const Inventory& hosts) override;
+  // A bind test when rank 0's host is this machine, else over ssh; pods:
+  // nullopt (a network of their own).
+  std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
   // The mpirun command line, one word per line.
   std::string dry_run_text(std::span<const RankLaunch> launches) const override;
 

@@ -110,6 +110,10 @@ std::vector<HostCheck> SshBackend::check(const Inventory& hosts) {
   return ssh_check_hosts(options_, ddl_path(), hosts);
 }
 
+std::optional<Result<int>> SshBackend::master_port(const Host& host, int first, int count) {
+  return ssh_master_port(options_, host, first, count);
+}
+
 std::string SshBackend::ddl_path() const { return remote_ddl_path(options_); }
 
 Result<void> SshBackend::prepare(const Plan& plan, std::span<const RankLaunch> launches) {

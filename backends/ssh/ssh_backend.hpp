@@ -26,6 +26,8 @@ public:
   Inventory resolve_addresses(Inventory hosts) override;
   Result<Inventory> probe_gpus(Inventory hosts) override;
   std::vector<HostCheck> check(const Inventory& hosts) override;
+  // Reads the ports in use there (/proc/net/tcp, tcp6) over one session.
+  std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
   // [ssh] remote_ddl, else this binary's path.
   std::string ddl_path() const override;
 

@@ -2,12 +2,14 @@
 #include "backends/ssh/ssh_probe.hpp"
 
 #include <filesystem>
+#include <set>
 
 #include <fmt/core.h>
 
 #include "backends/ssh/parallel.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
+#include "src/util/net.hpp"
 #include "src/util/process.hpp"
 #include "src/util/text.hpp"
 
@@ -63,7 +65,48 @@ HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& 
   return check;
 }
 
+// Every listed socket's line; nothing printed where /proc/net is missing.
+constexpr const char* k_ports_script = "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; exit 0";
+
+// nullopt when the host cannot be reached or has no /proc/net/tcp.
+std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& host) {
+  auto session = ssh_open(ssh, host);
+  if (!session) {
+    return std::nullopt;
+  }
+  ShimJob probe;
+  probe.argv = {"sh", "-c", k_ports_script};
+  probe.grace = Millis{1000};
+  auto ran = run_shim_once(session->get(), probe, remote_answer_timeout(ssh));
+  if (!ran || ran->out.find(':') == std::string::npos) {
+    return std::nullopt;
+  }
+  return net::ports_in_proc_net_tcp(ran->out);
+}
+
 } // namespace
+
+std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count) {
+  auto used = ports_in_use(ssh, host);
+  if (!used) {
+    return std::nullopt;
+  }
+  if (first == 0) {
+    if (const int picked = net::pick_unused_ports(*used, count)) {
+      return Result<int>(picked);
+    }
+    return Result<int>(fail(ExitCode::launch, fmt::format("found no {} free consecutive ports on {}", count,
+                                                          host.name)));
+  }
+  for (int port = first; port < first + count; ++port) {
+    if (used->contains(port)) {
+      return Result<int>(fail(ExitCode::launch, fmt::format("port {} is already in use on {} (another "
+                                                            "job's store?)",
+                                                            port, host.name)));
+    }
+  }
+  return Result<int>(first);
+}
 
 std::string remote_ddl_path(const SshSection& ssh) {
   return ssh.remote_ddl.empty() ? own_executable_path() : ssh.remote_ddl;

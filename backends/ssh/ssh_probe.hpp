@@ -31,6 +31,15 @@ Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts);
 // it (an alias "node1" becomes 198.18.0.1), as ssh itself would connect.
 Inventory ssh_resolve_addresses(const SshSection& ssh, Inventory hosts);
 
+// torch.master_port on `host`: the ports in use there, read from
+// /proc/net/tcp and /proc/net/tcp6 over one session, then `first` checked
+// against them, or (`first` 0) `count` unused consecutive ports picked
+// (net::pick_unused_ports). A port in use is an error (ExitCode::launch)
+// naming the host. nullopt when the host cannot be reached (the launch's
+// own preflight then reports it with every other host) or has no
+// /proc/net/tcp.
+std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count);
+
 // [ssh] remote_ddl, else this binary's path.
 std::string remote_ddl_path(const SshSection& ssh);
 

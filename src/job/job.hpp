@@ -16,7 +16,9 @@ namespace ddl {
 
 
 
-enum class BackendKind { local, ssh, kubernetes, mpirun };
+// `automatic` is "auto": the registry (backends/registry.hpp) picks one of
+// the others from the hosts and frameworks.
+enum class BackendKind { automatic, local, ssh, kubernetes, mpirun };
 enum class HostKeyCheck { yes, accept_new, no };
 enum class Framework { torch, tensorflow, horovod, jax, mpi };
 
@@ -31,7 +33,7 @@ struct HostsSection {
 };
 
 struct LaunchSection {
-  BackendKind backend = BackendKind::local;
+  BackendKind backend = BackendKind::automatic;
   std::optional<int> np;          // default: sum of slots
   bool bind_gpus = true;
 };
@@ -63,7 +65,7 @@ struct RendezvousSection {
 };
 
 struct TorchSection {
-  int master_port = 29500;
+  int master_port = 0;            // 0: a free port, looked for on rank 0's host
 };
 
 struct TensorflowSection {
@@ -133,6 +135,8 @@ Result<void> require_command(const JobSpec& job);
 std::string_view to_string(BackendKind kind);
 std::string_view to_string(Framework framework);
 std::optional<BackendKind> parse_backend(std::string_view text);
+// Every value of [launch] backend and --backend, in order ("auto" first).
+const std::vector<std::string>& backend_names();
 std::string_view to_string(HostKeyCheck check);
 
 } // namespace ddl

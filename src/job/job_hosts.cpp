@@ -228,8 +228,7 @@ void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Dia
     if (auto kind = parse_backend(*o.backend)) {
       job.launch.backend = *kind;
     } else {
-      diag.option("--backend: " +
-                  choice_problem(*o.backend, {"local", "ssh", "kubernetes", "mpirun"}));
+      diag.option("--backend: " + choice_problem(*o.backend, backend_names()));
     }
   }
   if (o.np) {

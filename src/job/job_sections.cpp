@@ -219,11 +219,10 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   Section launch(table("launch"), "launch", diag);
   std::string backend;
   if (launch.read_string("backend", backend)) {
-    static const std::vector<std::string> names = {"local", "ssh", "kubernetes", "mpirun"};
     if (auto kind = parse_backend(backend)) {
       job.launch.backend = *kind;
     } else {
-      diag.at(*launch.node("backend"), "launch.backend: " + choice_problem(backend, names));
+      diag.at(*launch.node("backend"), "launch.backend: " + choice_problem(backend, backend_names()));
     }
   }
   int np = 0;
@@ -269,6 +268,12 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
 
   Section torch(table("torch"), "torch", diag);
   torch.read_int("master_port", job.torch.master_port, 0, 65535);
+  const bool jax = std::ranges::find(job.frameworks, Framework::jax) != job.frameworks.end();
+  if (jax && job.torch.master_port == 65535) {
+    diag.at(*torch.node("master_port"),
+            "torch.master_port: 65535 leaves no port for JAX's coordinator (master_port + 1); "
+            "use at most 65534, or 0 for a free one");
+  }
 
   Section tf(table("tensorflow"), "tensorflow", diag);
   tf.read_int("chief", job.tensorflow.chief, 0, 1);

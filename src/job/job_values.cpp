@@ -38,6 +38,7 @@ std::optional<std::string> host_name_problem(std::string_view name) {
 
 std::string_view to_string(BackendKind kind) {
   switch (kind) {
+  case BackendKind::automatic: return "auto";
   case BackendKind::local: return "local";
   case BackendKind::ssh: return "ssh";
   case BackendKind::kubernetes: return "kubernetes";
@@ -67,13 +68,18 @@ std::string_view to_string(HostKeyCheck check) {
 }
 
 std::optional<BackendKind> parse_backend(std::string_view text) {
-  for (auto kind : {BackendKind::local, BackendKind::ssh, BackendKind::kubernetes,
-                    BackendKind::mpirun}) {
+  for (auto kind : {BackendKind::automatic, BackendKind::local, BackendKind::ssh,
+                    BackendKind::kubernetes, BackendKind::mpirun}) {
     if (to_string(kind) == text) {
       return kind;
     }
   }
   return std::nullopt;
+}
+
+const std::vector<std::string>& backend_names() {
+  static const std::vector<std::string> names = {"auto", "local", "ssh", "kubernetes", "mpirun"};
+  return names;
 }
 
 } // namespace ddl

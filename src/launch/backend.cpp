@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "src/launch/backend.hpp"
 
+#include <sys/stat.h>
+
 #include <fmt/core.h>
 
+#include "src/util/file.hpp"
 #include "src/util/process.hpp"
 
 namespace ddl {
@@ -11,6 +14,28 @@ std::vector<HostCheck> Backend::check(const Inventory& hosts) {
   HostCheck unsupported;
   unsupported.error = fmt::format("--check is not available for the {} backend", name());
   return std::vector<HostCheck>(hosts.size(), unsupported);
+}
+
+std::optional<Result<int>> Backend::master_port(const Host& /*host*/, int /*first*/, int /*count*/) {
+  return std::nullopt;
+}
+
+std::optional<std::string> Backend::read_rank_file(const RankLaunch& /*launch*/, const std::string& path,
+                                                  std::chrono::system_clock::time_point since,
+                                                  std::size_t max_bytes) {
+  struct stat info {};
+  if (!ranks_are_local() || ::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    return std::nullopt;
+  }
+  // Whole seconds: a file written in the same second as `since` counts.
+  if (info.st_mtim.tv_sec < std::chrono::system_clock::to_time_t(since)) {
+    return std::nullopt;
+  }
+  CappedRead read = read_capped(path, max_bytes);
+  if (read.status != CappedRead::Status::ok) {
+    return std::nullopt;
+  }
+  return std::move(read.text);
 }
 
 std::string Backend::ddl_path() const { return own_executable_path(); }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -67,6 +69,18 @@ public:
   // `hosts --check`: one entry per host, in order. Default: "--check is not
   // available for the NAME backend" on every host.
   virtual std::vector<HostCheck> check(const Inventory& hosts);
+  // torch.master_port on rank 0's `host`, looked at there: `first` 0 finds
+  // `count` free consecutive ports; else the run from `first` is checked and
+  // a port in use is an error (ExitCode::launch) naming it. nullopt: this
+  // backend cannot look (the port is then `first`, else 29500).
+  virtual std::optional<Result<int>> master_port(const Host& host, int first, int count);
+  // The file `path` as rank `launch` sees it, when it was written at or
+  // after `since` and holds at most `max_bytes`; nullopt when it is absent,
+  // older, larger or unreadable. Default: read here when ranks_are_local(),
+  // else nullopt.
+  virtual std::optional<std::string> read_rank_file(const RankLaunch& launch, const std::string& path,
+                                                    std::chrono::system_clock::time_point since,
+                                                    std::size_t max_bytes);
   // True when every rank runs on this machine whatever the host names say
   // (the rendezvous then binds loopback). Default: false.
   virtual bool ranks_are_local() const { return false; }

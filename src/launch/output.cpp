@@ -206,6 +206,10 @@ void Output::summary(const JobSummary& summary) {
     if (summary.how.signal != 0) {
       done["signal"] = signal_name(summary.how.signal);
     }
+    if (const auto& error = summary.rank_error) {
+      done["error"] = {{"message", error->message}, {"traceback", error->traceback},
+                       {"timestamp", error->timestamp}};
+    }
   }
   write_out(to_json_text(done), "\n");
 }

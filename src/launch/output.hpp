@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/launch/backend.hpp"
+#include "src/launch/error_file.hpp"
 #include "src/util/error.hpp"
 
 namespace ddl {
@@ -29,6 +30,7 @@ struct JobSummary {
   int failed_rank = -1;     // first failing rank, -1 when none
   std::string host;         // its host
   RankExit how;             // how it ended
+  std::optional<RankError> rank_error;  // its torch error file, when it wrote one
 };
 
 // The sinks of a run: tagged lines ("[RANK] line") on ddl's stdout/stderr

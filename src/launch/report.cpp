@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "src/util/duration.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl {
 
@@ -58,6 +59,7 @@ JobSummary job_summary(const AttemptEnd& end, int attempts, double elapsed_s) {
     summary.failed_rank = end.first.rank;
     summary.host = end.failed_host;
     summary.how = end.first.how;
+    summary.rank_error = end.rank_error;
   }
   set_result(summary, end);
   return summary;
@@ -71,19 +73,39 @@ std::string describe_failure(const RankLaunch& launch, const FirstFailure& first
                      format_elapsed(first.elapsed_s));
 }
 
+namespace {
+
+std::string rank_error_text(int rank, const RankError& error) {
+  std::string text = fmt::format("ddl: rank {} raised (its torch error file): {}\n", rank,
+                                 error.message.empty() ? "(no message)" : error.message);
+  if (!error.traceback.empty()) {
+    text += fmt::format("ddl: traceback of rank {}:\n", rank);
+    for (const auto& line : split(error.traceback, '\n')) {
+      if (!line.empty()) {
+        text += fmt::format("  [{}] {}\n", rank, line);
+      }
+    }
+  }
+  return text;
+}
+
+} // namespace
+
 std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
-                            const std::deque<std::string>& stderr_tail, int attempts) {
+                            const std::deque<std::string>& stderr_tail, int attempts,
+                            const std::optional<RankError>& error) {
   std::string text = fmt::format("ddl: error: {}{}\n", describe_failure(launch, first),
                                  attempts > 1 ? fmt::format(" (attempt {} of {})", attempts, attempts) : "");
   if (stderr_tail.empty()) {
-    return text + fmt::format("ddl: rank {} wrote nothing on stderr\n", first.rank);
+    text += fmt::format("ddl: rank {} wrote nothing on stderr\n", first.rank);
+  } else {
+    text += fmt::format("ddl: last {} stderr line{} of rank {}:\n", stderr_tail.size(),
+                        stderr_tail.size() == 1 ? "" : "s", first.rank);
+    for (const auto& line : stderr_tail) {
+      text += fmt::format("  [{}] {}\n", first.rank, line);
+    }
   }
-  text += fmt::format("ddl: last {} stderr line{} of rank {}:\n", stderr_tail.size(),
-                      stderr_tail.size() == 1 ? "" : "s", first.rank);
-  for (const auto& line : stderr_tail) {
-    text += fmt::format("  [{}] {}\n", first.rank, line);
-  }
-  return text;
+  return error ? text + rank_error_text(first.rank, *error) : text;
 }
 
 std::string restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,

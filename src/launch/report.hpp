@@ -9,6 +9,7 @@
 #include <string>
 
 #include "src/launch/backend.hpp"
+#include "src/launch/error_file.hpp"
 #include "src/launch/output.hpp"
 #include "src/util/error.hpp"
 
@@ -30,6 +31,7 @@ struct AttemptEnd {
   int stop_signal = 0;      // StopReason::signal: the signal ddl got
   FirstFailure first;
   std::string failed_host;  // the host of first.rank
+  std::optional<RankError> rank_error;  // first.rank's torch error file
   Error error;              // launch_error and watchdog: ddl's own error
 };
 
@@ -42,9 +44,11 @@ JobSummary job_summary(const AttemptEnd& end, int attempts, double elapsed_s);
 std::string describe_failure(const RankLaunch& launch, const FirstFailure& first);
 
 // The summary printed when the job fails: the first failure, then the last
-// lines its rank wrote on stderr.
+// lines its rank wrote on stderr, then what its torch error file says
+// (message and traceback) when it wrote one.
 std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
-                            const std::deque<std::string>& stderr_tail, int attempts);
+                            const std::deque<std::string>& stderr_tail, int attempts,
+                            const std::optional<RankError>& error = std::nullopt);
 
 // "ddl: rank 1 on h2 exited with code 3 after 1s; restarting (attempt 2 of 3)".
 std::string restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,

@@ -183,12 +183,27 @@ int Attempt::timeout_ms() const {
   return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
 }
 
+// The failed rank's torch error file (TORCHELASTIC_ERROR_FILE), when it
+// wrote one in this attempt and the backend can read it.
+std::optional<RankError> read_rank_error(Backend& backend, const RankLaunch& launch,
+                                         std::chrono::system_clock::time_point since) {
+  for (const auto& [name, path] : launch.env) {
+    if (name == "TORCHELASTIC_ERROR_FILE" && !path.empty()) {
+      if (auto text = backend.read_rank_file(launch, path, since, k_error_file_max_bytes)) {
+        return parse_torch_error_file(*text);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 // What ddl prints when the job ends: the failure summary, or the timeout.
 void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int attempts,
                 const SupervisorOptions& options) {
   if (end.reason == StopReason::failed) {
     const RankLaunch& launch = gang.launches().at(static_cast<std::size_t>(end.first.rank));
-    output.message(failure_summary(launch, end.first, gang.stderr_tail(end.first.rank).lines(), attempts));
+    output.message(failure_summary(launch, end.first, gang.stderr_tail(end.first.rank).lines(), attempts,
+                                   end.rank_error));
   } else if (end.reason == StopReason::timeout) {
     output.message(timeout_message(*options.timeout));
   }
@@ -225,6 +240,7 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
     if (auto opened = output.begin_attempt(attempt, plan.world_size); !opened) {
       return fail(opened.error());
     }
+    const auto attempt_start = std::chrono::system_clock::now();
     Gang gang(output, std::move(*launches), attempt);
     output.on_stdout_closed([&gang] { gang.wake(); });
     Attempt run(backend, output, options, gang, deadline);
@@ -232,9 +248,13 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
     output.on_stdout_closed({});
     output.end_attempt();
 
-    AttemptEnd end{run.reason, run.stop_signal, run.first, "", {}};
+    AttemptEnd end{run.reason, run.stop_signal, run.first, "", {}, {}};
     if (run.first.rank >= 0) {
-      end.failed_host = gang.launches().at(static_cast<std::size_t>(run.first.rank)).host.name;
+      const RankLaunch& failed = gang.launches().at(static_cast<std::size_t>(run.first.rank));
+      end.failed_host = failed.host.name;
+      if (run.reason == StopReason::failed) {
+        end.rank_error = read_rank_error(backend, failed, attempt_start);
+      }
     }
     if (run.reason == StopReason::failed) {
       if (auto pending = SignalPipe::take(); !pending.empty()) {

@@ -14,18 +14,35 @@ struct LaunchContext {
   std::string rendezvous = "<rendezvous>";   // host:port workers dial
   std::string token = "<redacted>";          // the job secret
   int master_port = 0;                       // torch.master_port, resolved
+  std::string backend;                       // as chosen ("ssh (auto: ...)");
+                                             // "" = the job's [launch] backend
+  // Where torch ranks write TORCHELASTIC_ERROR_FILE (rank_error_file);
+  // "" = not set (ranks whose files ddl cannot read back).
+  std::string error_dir;
 };
+
+// torch's error file of `rank` in `attempt` under `dir`
+// ("DIR/rank-R.attempt-A.error.json", beside the --log-dir logs).
+std::string rank_error_file(const std::string& dir, int rank, int attempt);
+
+// True when the user sets `name` for the ranks: in [job] env or -x, or
+// through env_pass from the launcher's environment. ddl's defaults
+// (TORCH_NCCL_ASYNC_ERROR_HANDLING, ...) then stay out of the way.
+bool user_sets_env(const JobSpec& job, std::string_view name);
 
 inline constexpr const char* k_redacted = "<redacted>";
 
-// The env ddl sets for `rank`: generic DDL_*, each framework of the job,
+// The env ddl sets for `rank`: generic DDL_*, each framework of the job
+// (torch: also TORCH_NCCL_ASYNC_ERROR_HANDLING=1, NCCL_ASYNC_ERROR_HANDLING=1
+// and, with ctx.error_dir, TORCHELASTIC_ERROR_FILE, each unless user_sets_env),
 // CUDA_VISIBLE_DEVICES (bind_gpus), then job.env. Not env_pass.
 EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchContext& ctx);
 
 // The variables of the launcher's own environment that `env_pass` selects.
 EnvList passed_env(const JobSpec& job, char** environ_ptr);
 
-// TF_CONFIG for one rank (compact JSON).
+// TF_CONFIG for one rank (compact JSON): the same `cluster` of chief, worker
+// and ps on every rank; the evaluator is not in it and has its task only.
 std::string tf_config(const JobSpec& job, const Plan& plan, int rank);
 
 std::string openmpi_hostfile(const Plan& plan);

@@ -73,6 +73,22 @@ std::optional<std::string> omp_threads(const JobSpec& job, const RankSlot& slot)
   return std::nullopt;
 }
 
+bool glob_match(std::string_view pattern, std::string_view name);
+
+// torchrun's defaults: NCCL errors abort the process group instead of
+// hanging it (both the 2.x and the 1.x name), and a per-rank error file that
+// torch's @record writes the exception into.
+void add_torch_defaults(EnvList& env, const JobSpec& job, const RankView& r, const LaunchContext& ctx) {
+  for (const char* name : {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"}) {
+    if (!user_sets_env(job, name)) {
+      env.emplace_back(name, "1");
+    }
+  }
+  if (!ctx.error_dir.empty() && !user_sets_env(job, "TORCHELASTIC_ERROR_FILE")) {
+    env.emplace_back("TORCHELASTIC_ERROR_FILE", rank_error_file(ctx.error_dir, r.slot.rank, ctx.attempt));
+  }
+}
+
 void add_torch(EnvList& env, const JobSpec& job, const Plan& plan, const RankView& r,
                const LaunchContext& ctx) {
   env.emplace_back("MASTER_ADDR", plan.hosts.front().address);
@@ -92,6 +108,7 @@ void add_torch(EnvList& env, const JobSpec& job, const Plan& plan, const RankVie
   if (auto threads = omp_threads(job, r.slot)) {
     env.emplace_back("OMP_NUM_THREADS", *threads);
   }
+  add_torch_defaults(env, job, r, ctx);
 }
 
 void add_horovod(EnvList& env, const RankView& r) {
@@ -149,6 +166,19 @@ bool glob_match(std::string_view pattern, std::string_view name) {
 
 } // namespace
 
+std::string rank_error_file(const std::string& dir, int rank, int attempt) {
+  return fmt::format("{}/rank-{}.attempt-{}.error.json", dir, rank, attempt);
+}
+
+bool user_sets_env(const JobSpec& job, std::string_view name) {
+  if (std::ranges::any_of(job.env, [&](const auto& kv) { return kv.first == name; })) {
+    return true;
+  }
+  const std::string key(name);
+  return std::getenv(key.c_str()) != nullptr &&
+         std::ranges::any_of(job.env_pass, [&](const auto& pattern) { return glob_match(pattern, name); });
+}
+
 EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchContext& ctx) {
   const auto& slot = plan.ranks.at(static_cast<std::size_t>(rank));
   const RankView view{slot, plan.hosts.at(slot.host_index), plan.world_size,
@@ -200,8 +230,11 @@ EnvList passed_env(const JobSpec& job, char** environ_ptr) {
 
 std::string tf_config(const JobSpec& job, const Plan& plan, int rank) {
   (void)job;
+  // The evaluator is no member of the training cluster (TensorFlow's
+  // RunConfig rejects one there; Kubeflow's TFJob leaves it out): it knows
+  // itself by its task alone.
   Json cluster = Json::object();
-  for (const char* role : {"chief", "worker", "ps", "evaluator"}) {
+  for (const char* role : {"chief", "worker", "ps"}) {
     Json members = Json::array();
     for (const auto& slot : plan.ranks) {
       if (slot.tf_role == role) {

@@ -105,7 +105,8 @@ std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext
   std::string out = fmt::format(
       "job {}: {} rank{} on {} host{}, backend {}, frameworks {}\n", job.name, plan.world_size,
       plan.world_size == 1 ? "" : "s", plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s",
-      to_string(job.launch.backend), frameworks_text(job));
+      ctx.backend.empty() ? std::string(to_string(job.launch.backend)) : ctx.backend,
+      frameworks_text(job));
   out += "command: " + shown_command(job) + "\n";
   if (!job.workdir.empty()) {
     out += "workdir: " + job.workdir + "\n";

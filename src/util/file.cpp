@@ -2,6 +2,7 @@
 #include "src/util/file.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -56,6 +57,20 @@ CappedRead read_capped(const std::string& path, std::size_t max_bytes) {
   CappedRead result = read_all(fd, max_bytes);
   ::close(fd);
   return result;
+}
+
+} // namespace ddl
+
+namespace ddl {
+
+std::string make_private_dir(std::string_view prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" +
+                      std::string(prefix) + ".XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr) {
+    return {};
+  }
+  return templ;
 }
 
 } // namespace ddl

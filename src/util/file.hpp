@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace ddl {
 
@@ -17,5 +18,9 @@ struct CappedRead {
 };
 
 CappedRead read_capped(const std::string& path, std::size_t max_bytes);
+
+// A new private (0700) directory $TMPDIR/PREFIX.XXXXXX (/tmp when TMPDIR is
+// unset); "" when it cannot be made (errno says why).
+std::string make_private_dir(std::string_view prefix);
 
 } // namespace ddl

@@ -127,20 +127,6 @@ Result<Fd> listen_tcp(const std::string& host, int port, int backlog, const Word
                                             format_endpoint(host, port), last_error));
 }
 
-Result<int> free_port_pair(const std::string& host, const Wording& wording) {
-  for (int attempt = 0; attempt < 32; ++attempt) {
-    auto first = listen_tcp(host, 0, 1, wording);
-    if (!first) {
-      return fail(first.error());
-    }
-    const int port = local_port(first->get());
-    if (port > 0 && port < 65535 && listen_tcp(host, port + 1, 1, wording)) {
-      return port;
-    }
-  }
-  return fail(ExitCode::launch, "no free pair of ports for torch.master_port = 0 on " + host);
-}
-
 int local_port(int fd) {
   sockaddr_storage addr{};
   socklen_t size = sizeof addr;

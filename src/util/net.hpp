@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -47,10 +48,24 @@ Result<Fd> listen_tcp(const std::string& host, int port, int backlog, const Word
 int local_port(int fd);
 std::string local_address(int fd);
 
-// A port that is free on this machine now, with the next one free too
-// (torch's store takes it and JAX's coordinator the next). Best effort: the
-// port is released before the ranks bind it.
-Result<int> free_port_pair(const std::string& host, const Wording& wording = {});
+// torch.master_port and the ports derived from it (JAX's coordinator takes
+// master_port + 1): a run of `count` consecutive TCP ports.
+//
+// On this machine, by binding them on the wildcard address, as torch's store
+// listens: `first` 0 finds a free run (an ephemeral port from the kernel);
+// else the run from `first` is checked, and a port in use is an error
+// (ExitCode::launch) naming it. Best effort: the ports are released before
+// the ranks bind them.
+Result<int> free_ports_here(int first, int count);
+
+// The local ports of every socket listed in the text of /proc/net/tcp and
+// /proc/net/tcp6 (any state): the ports in use on the host that printed it.
+std::set<int> ports_in_proc_net_tcp(std::string_view text);
+
+// A run of `count` consecutive ports in [20000, 32767] (below Linux's
+// ephemeral range) none of which is in `used`, picked at random; 0 when
+// none is left.
+int pick_unused_ports(const std::set<int>& used, int count);
 
 // A connected non-blocking CLOEXEC socket with TCP_NODELAY; a refused
 // connection is retried (10 ms, doubling up to 500 ms) until `deadline`.
@@ -89,6 +104,11 @@ struct Route {
 Route route_to(const std::string& host);
 // Whether `host` is "localhost" or resolves to a loopback address.
 bool is_loopback(const std::string& host);
+// Whether `host` names this machine: "localhost", this machine's host name
+// (or its first label), or a name or address ("[v6]" allowed) all of whose
+// addresses are loopback (127.0.0.0/8, ::1) or this machine's interfaces'.
+// A name that does not resolve is not this machine.
+bool is_this_machine(const std::string& host);
 
 // "host:port" or "[v6addr]:port" -> host and port.
 struct Endpoint {

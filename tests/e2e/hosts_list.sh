@@ -69,6 +69,8 @@ assert [(x["name"], x["slots"], x["source"]) for x in h] == [("sn1", 2, "slurm")
 expect_exit 2 env -u SLURM_JOB_NODELIST -u SLURM_NODELIST timeout 10 "$DDL" hosts "$t/slurm.toml"
 expect_contains "$t/err" "SLURM_JOB_NODELIST is not set"
 
-# --check with the local backend: this machine answers (ssh: tests/e2e/ssh_hosts_check.sh).
-expect_exit 0 timeout 10 "$DDL" hosts -H a --check
+# --check with the local backend (auto's choice for this machine's names):
+# this machine answers (ssh: tests/e2e/ssh_hosts_check.sh; hosts that do not
+# exist: tests/e2e/backend_auto.sh).
+expect_exit 0 timeout 10 "$DDL" hosts -H localhost,127.0.0.2 --check
 expect_contains "$t/out" "REACHABLE"

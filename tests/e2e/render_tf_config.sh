@@ -28,8 +28,11 @@ configs = [json.load(open(f"{sys.argv[1]}/tf.{r}")) for r in range(6)]
 clusters = {json.dumps(c["cluster"], sort_keys=True) for c in configs}
 assert len(clusters) == 1, clusters
 cluster = configs[0]["cluster"]
+# The evaluator is not part of the training cluster (TensorFlow's RunConfig
+# refuses one there, Kubeflow's TFJob leaves it out); it has its task only.
 assert cluster == {"chief": ["w1:5000"], "worker": ["w1:5001", "w2:5000"],
-                   "ps": ["w2:5001", "w3:5000"], "evaluator": ["w3:5001"]}, cluster
+                   "ps": ["w2:5001", "w3:5000"]}, cluster
+assert configs[5] == {"cluster": cluster, "task": {"type": "evaluator", "index": 0}}, configs[5]
 tasks = [(c["task"]["type"], c["task"]["index"]) for c in configs]
 assert len(set(tasks)) == 6, tasks
 assert tasks == [("chief", 0), ("worker", 0), ("worker", 1), ("ps", 0), ("ps", 1), ("evaluator", 0)], tasks

@@ -38,7 +38,7 @@ TEST_CASE("an empty job file gives the documented defaults", "[job]") {
   CHECK(job.hosts.discovery_timeout == 60s);
   CHECK_FALSE(job.hosts.slots.has_value());
   CHECK_FALSE(job.hosts.slots_from_gpus);
-  CHECK(job.launch.backend == ddl::BackendKind::local);
+  CHECK(job.launch.backend == ddl::BackendKind::automatic);
   CHECK_FALSE(job.launch.np.has_value());
   CHECK(job.launch.bind_gpus);
   CHECK(job.ssh.user.empty());
@@ -53,7 +53,7 @@ TEST_CASE("an empty job file gives the documented defaults", "[job]") {
   CHECK(job.rendezvous.address == "auto");
   CHECK(job.rendezvous.port == 0);
   CHECK(job.rendezvous.timeout == 5min);
-  CHECK(job.torch.master_port == 29500);
+  CHECK(job.torch.master_port == 0);
   CHECK(job.tensorflow.chief == 1);
   CHECK(job.tensorflow.ps == 0);
   CHECK(job.tensorflow.evaluator == 0);

@@ -71,6 +71,8 @@ TEST_CASE("host_name_problem", "[job]") {
 }
 
 TEST_CASE("backend and framework names", "[job]") {
+  CHECK(ddl::parse_backend("auto") == ddl::BackendKind::automatic);
+  CHECK(ddl::to_string(ddl::BackendKind::automatic) == "auto");
   CHECK(ddl::parse_backend("local") == ddl::BackendKind::local);
   CHECK(ddl::parse_backend("ssh") == ddl::BackendKind::ssh);
   CHECK(ddl::parse_backend("kubernetes") == ddl::BackendKind::kubernetes);

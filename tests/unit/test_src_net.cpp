@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <set>
 #include <string>
 
 #include "src/util/net.hpp"
@@ -63,4 +64,52 @@ TEST_CASE("net: route_to", "[net]") {
   CHECK(net::is_loopback("localhost"));
   CHECK(net::is_loopback("[::1]"));
   CHECK_FALSE(net::is_loopback("192.0.2.1"));
+}
+
+TEST_CASE("net: is_this_machine", "[net]") {
+  CHECK(net::is_this_machine("localhost"));
+  CHECK(net::is_this_machine("127.0.0.1"));
+  CHECK(net::is_this_machine("127.0.1.1"));  // Debian's entry for the host name
+  CHECK(net::is_this_machine("[::1]"));
+  CHECK_FALSE(net::is_this_machine("192.0.2.1"));  // TEST-NET-1: never an interface here
+  CHECK_FALSE(net::is_this_machine("nosuch.invalid"));
+}
+
+TEST_CASE("net: ports_in_proc_net_tcp reads the local ports of every socket", "[net]") {
+  const std::string text =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+      "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1\n"
+      "   1: 00000000:7338 0100007F:A1B2 01 00000000:00000000 00:00000000 00000000     0        0 2\n"
+      "  sl  local_address                         remote_address                        st\n"
+      "   0: 00000000000000000000000000000000:1F91 00000000000000000000000000000000:0000 0A\n";
+  CHECK(net::ports_in_proc_net_tcp(text) == std::set<int>{0x1F90, 0x7338, 0x1F91});
+  CHECK(net::ports_in_proc_net_tcp("").empty());
+}
+
+TEST_CASE("net: pick_unused_ports avoids every used port of the run", "[net]") {
+  std::set<int> used;
+  for (int port = 20000; port <= 32767; ++port) {
+    if (port != 31000 && port != 31001) {
+      used.insert(port);
+    }
+  }
+  CHECK(net::pick_unused_ports(used, 2) == 31000);
+  CHECK(net::pick_unused_ports(used, 1) >= 31000);
+  used.insert(31001);
+  CHECK(net::pick_unused_ports(used, 2) == 0);
+  const int any = net::pick_unused_ports({}, 2);
+  CHECK((any >= 20000 && any + 1 <= 32767));
+}
+
+TEST_CASE("net: free_ports_here finds a free run and refuses a taken port", "[net]") {
+  auto port = net::free_ports_here(0, 2);
+  REQUIRE(port);
+  CHECK(net::free_ports_here(*port, 2));
+  auto taken = net::listen_tcp("127.0.0.1", 0, 1);
+  REQUIRE(taken);
+  const int busy = net::local_port(taken->get());
+  auto refused = net::free_ports_here(busy, 1);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ExitCode::launch);
+  CHECK(refused.error().message.find("port " + std::to_string(busy) + " is already in use on this machine") == 0);
 }

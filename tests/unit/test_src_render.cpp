@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "src/render/launches.hpp"
@@ -102,10 +103,31 @@ TEST_CASE("rank_env: torch rules", "[render]") {
     CHECK(value_of(rank_env(job, shared, 0, ctx), "OMP_NUM_THREADS") == "2");
     ::unsetenv("OMP_NUM_THREADS");
   }
+  SECTION("torch's error handling: async NCCL errors on, an error file per rank") {
+    CHECK(value_of(rank_env(job, shared, 1, ctx), "TORCH_NCCL_ASYNC_ERROR_HANDLING") == "1");
+    CHECK(value_of(rank_env(job, shared, 1, ctx), "NCCL_ASYNC_ERROR_HANDLING") == "1");
+    CHECK(value_of(rank_env(job, shared, 1, ctx), "TORCHELASTIC_ERROR_FILE") == "<unset>");
+    ctx.error_dir = "/e";
+    ctx.attempt = 2;
+    CHECK(value_of(rank_env(job, shared, 1, ctx), "TORCHELASTIC_ERROR_FILE") == "/e/rank-1.attempt-2.error.json");
+    job.env = {{"NCCL_ASYNC_ERROR_HANDLING", "0"}, {"TORCHELASTIC_ERROR_FILE", "/mine"}};
+    const auto env = rank_env(job, shared, 1, ctx);
+    CHECK(std::ranges::count_if(env, [](const auto& kv) { return kv.first == "NCCL_ASYNC_ERROR_HANDLING"; }) == 1);
+    CHECK(value_of(env, "NCCL_ASYNC_ERROR_HANDLING") == "0");
+    CHECK(value_of(env, "TORCHELASTIC_ERROR_FILE") == "/mine");
+    // Passed from the launcher's environment: also the user's.
+    job.env.clear();
+    job.env_pass = {"TORCH_NCCL_*"};
+    ::setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "2", 1);
+    CHECK(value_of(rank_env(job, shared, 1, ctx), "TORCH_NCCL_ASYNC_ERROR_HANDLING") == "<unset>");
+    CHECK(user_sets_env(job, "TORCH_NCCL_ASYNC_ERROR_HANDLING"));
+    ::unsetenv("TORCH_NCCL_ASYNC_ERROR_HANDLING");
+  }
   SECTION("never TORCHELASTIC_USE_AGENT_STORE") {
     CHECK(value_of(rank_env(job, shared, 1, ctx), "TORCHELASTIC_USE_AGENT_STORE") == "<unset>");
   }
   SECTION("MASTER_PORT: the resolved port, else the job's, else a placeholder") {
+    job.torch.master_port = 29500;
     CHECK(value_of(rank_env(job, shared, 1, ctx), "MASTER_PORT") == "29500");
     ctx.master_port = 12345;
     CHECK(value_of(rank_env(job, shared, 1, ctx), "MASTER_PORT") == "12345");
@@ -124,6 +146,7 @@ TEST_CASE("rank_env: torch rules", "[render]") {
 TEST_CASE("rank_env: JAX device ids follow CUDA_VISIBLE_DEVICES", "[render]") {
   JobSpec job;
   job.frameworks = {Framework::jax};
+  job.torch.master_port = 29500;
   const Plan plan = must_plan(job, {test::make_host("a", 2, {2, 3, 4, 5})});
   const auto env = rank_env(job, plan, 1, LaunchContext{});
   CHECK(value_of(env, "CUDA_VISIBLE_DEVICES") == "4,5");

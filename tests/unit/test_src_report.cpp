@@ -68,3 +68,46 @@ TEST_CASE("report: the failure summary ends with the rank's last stderr lines", 
   CHECK(restart_message(launch, first, 1, 2) == "ddl: rank 1 on h2 exited with code 3 after 2s; restarting (attempt 2 of 3)\n");
   CHECK(timeout_message(Millis{7'200'000}) == "ddl: error: timed out after 2h\n");
 }
+
+TEST_CASE("report: a torch error file's message and traceback follow the stderr lines", "[report]") {
+  RankLaunch launch;
+  launch.rank = 1;
+  launch.host.name = "h2";
+  FirstFailure first{1, RankExit{1, 0, ""}, 2};
+  RankError error{"ValueError: boom", "Traceback (most recent call last):\n  File \"t.py\", line 3\n", "1700000000"};
+  CHECK(failure_summary(launch, first, {"oops"}, 1, error) ==
+        "ddl: error: rank 1 on h2 exited with code 1 after 2s\n"
+        "ddl: last 1 stderr line of rank 1:\n  [1] oops\n"
+        "ddl: rank 1 raised (its torch error file): ValueError: boom\n"
+        "ddl: traceback of rank 1:\n  [1] Traceback (most recent call last):\n  [1]   File \"t.py\", line 3\n");
+}
+
+TEST_CASE("parse_torch_error_file: torch's @record JSON, and what is not", "[report]") {
+  // The shape torch's ErrorHandler.record_exception writes.
+  auto full = parse_torch_error_file(
+      R"({"message": {"message": "ValueError: boom", "extraInfo": {"py_callstack": "Traceback:\n  x\nValueError: boom\n", "timestamp": "1700000000"}}})");
+  REQUIRE(full);
+  CHECK(full->message == "ValueError: boom");
+  CHECK(full->traceback == "Traceback:\n  x\nValueError: boom\n");
+  CHECK(full->timestamp == "1700000000");
+  auto plain = parse_torch_error_file(R"({"message": "RuntimeError: x"})");
+  REQUIRE(plain);
+  CHECK(plain->message == "RuntimeError: x");
+  CHECK(plain->traceback.empty());
+  CHECK_FALSE(parse_torch_error_file("not json"));
+  CHECK_FALSE(parse_torch_error_file(R"({"other": 1})"));
+  CHECK_FALSE(parse_torch_error_file(R"([1, 2])"));
+}
+
+TEST_CASE("bounded_traceback: the last lines, bounded in count and bytes", "[report]") {
+  std::string many;
+  for (int i = 0; i < 100; ++i) {
+    many += "line " + std::to_string(i) + "\n";
+  }
+  const std::string cut = bounded_traceback(many);
+  CHECK(cut.starts_with("...\nline 60\n"));
+  CHECK(cut.ends_with("line 99\n"));
+  const std::string wide = bounded_traceback(std::string(20'000, 'x') + "\nlast\n");
+  CHECK(wide == "...\nlast\n");
+  CHECK(bounded_traceback("a\nb\n") == "a\nb\n");
+}
