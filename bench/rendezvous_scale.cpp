@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: MIT
 // bench/rendezvous-scale: N simulated workers join the rendezvous, meet at a
-// barrier and allgather their addresses. The workers are non-blocking state
-// machines on one epoll thread, the server runs on its own thread as it does
-// inside `ddl run`. Prints one line per N: the time to all joined, barrier
-// done, allgather done.
+// barrier and allgather their addresses. The server runs on its own thread as
+// it does inside `ddl run`; the workers are non-blocking state machines on
+// one epoll loop per worker process, at most 8192 per process (one process
+// here may hold at most 20000 files), each keeping at most 512 connects in
+// flight (the kernel's accept queue, somaxconn, is 4096 here). Prints one line
+// per N: the time to all joined, barrier done, allgather done; the launcher's
+// peak RSS; the allgather's bytes delivered per second beside this machine's
+// memcpy rate.
 //
-//   rendezvous-scale [N...]      (default: 256 1024 4096)
+//   rendezvous-scale [N...]      (default: 256 1024 4096 16384)
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -19,7 +25,9 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -42,15 +50,27 @@ struct Worker {
   std::string in;
 };
 
+constexpr int k_workers_per_process = 8192;
+constexpr int k_connects_in_flight = 512;
+
+// Steady-clock nanoseconds (one clock for every process of this machine).
+struct Stamps {
+  long long joined = 0;
+  long long barrier = 0;
+  long long allgather = 0;
+};
+
 struct Timings {
   double joined_ms = 0;
   double barrier_ms = 0;
   double allgather_ms = 0;
+  std::size_t values_bytes = 0;  // one VALUES frame
 };
 
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+long long now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
+
 
 bool raise_fd_limit(std::size_t needed) {
   rlimit limit{};
@@ -109,47 +129,46 @@ bool on_frame(Worker& worker, std::string_view payload, const std::string& token
   return false;
 }
 
-std::optional<Timings> run_once(int world) {
-  std::string token = generate_token().value_or(std::string(64, '0'));
-  ServerOptions options;
-  options.token = token;
-  options.world_size = world;
-  options.job = "bench";
-  Server server;
-  auto endpoint = server.start(options);
-  if (!endpoint) {
-    std::fprintf(stderr, "rendezvous-scale: %s\n", endpoint.error().message.c_str());
-    return std::nullopt;
+bool dial(Worker& worker, const sockaddr_in& addr, int epoll) {
+  worker.fd = Fd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (connect(worker.fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 &&
+      errno != EINPROGRESS) {
+    std::fprintf(stderr, "rendezvous-scale: connect: %s\n", std::strerror(errno));
+    return false;
   }
-  auto where = net::parse_endpoint(*endpoint);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u32 = static_cast<std::uint32_t>(worker.rank);
+  epoll_ctl(epoll, EPOLL_CTL_ADD, worker.fd.get(), &ev);
+  return true;
+}
+
+// Ranks [first, first + count) of `world`, in this process; stamps when the
+// last of them has joined, passed the barrier, got the allgather.
+std::optional<Stamps> run_workers(int first, int count, int world, int port, const std::string& token) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(where->port));
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
   inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-
   Fd epoll(epoll_create1(EPOLL_CLOEXEC));
-  std::vector<Worker> workers(static_cast<std::size_t>(world));
-  auto start = Clock::now();
-  for (int rank = 0; rank < world; ++rank) {
-    Worker& worker = workers[static_cast<std::size_t>(rank)];
-    worker.rank = rank;
-    worker.fd = Fd(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (connect(worker.fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 &&
-        errno != EINPROGRESS) {
-      std::fprintf(stderr, "rendezvous-scale: connect: %s\n", std::strerror(errno));
-      return std::nullopt;
+  std::vector<Worker> workers(static_cast<std::size_t>(count));
+  int dialed = 0;
+  std::vector<int> counts(3, 0);  // joined, past the barrier, gathered
+  auto dial_more = [&] {
+    while (dialed < count && dialed - counts[0] < k_connects_in_flight) {
+      Worker& worker = workers[static_cast<std::size_t>(dialed)];
+      worker.rank = dialed;
+      if (!dial(worker, addr, epoll.get())) return false;
+      ++dialed;
     }
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u32 = static_cast<std::uint32_t>(rank);
-    epoll_ctl(epoll.get(), EPOLL_CTL_ADD, worker.fd.get(), &ev);
-  }
-  std::vector<int> counts(3, 0);
-  Timings timings;
+    return true;
+  };
+  Stamps stamps;
   std::array<epoll_event, 512> events{};
   std::vector<char> buffer(1 << 20);
-  auto deadline = start + std::chrono::seconds(120);
-  while (counts[2] < world) {
+  auto deadline = Clock::now() + std::chrono::seconds(120);
+  if (!dial_more()) return std::nullopt;
+  while (counts[2] < count) {
     if (Clock::now() > deadline) {
       std::fprintf(stderr, "rendezvous-scale: stuck at %d joined, %d barrier, %d allgather\n",
                    counts[0], counts[1], counts[2]);
@@ -161,25 +180,128 @@ std::optional<Timings> run_once(int world) {
       ssize_t got = recv(worker.fd.get(), buffer.data(), buffer.size(), 0);
       if (got <= 0) {
         if (got < 0 && errno == EAGAIN) continue;
-        std::fprintf(stderr, "rendezvous-scale: rank %d lost its connection\n", worker.rank);
+        std::fprintf(stderr, "rendezvous-scale: rank %d lost its connection\n", first + worker.rank);
         return std::nullopt;
       }
       worker.in.append(buffer.data(), static_cast<std::size_t>(got));
       while (worker.in.size() >= 4) {
         std::size_t size = read_be32(worker.in.data());
         if (worker.in.size() < 4 + size) break;
-        if (!on_frame(worker, std::string_view(worker.in).substr(4, size), token, world, counts)) {
-          std::fprintf(stderr, "rendezvous-scale: rank %d: unexpected frame\n", worker.rank);
+        Worker as_rank = {Fd(), first + worker.rank, worker.step, {}};
+        as_rank.fd = std::move(worker.fd);
+        bool ok = on_frame(as_rank, std::string_view(worker.in).substr(4, size), token, world, counts);
+        worker.fd = std::move(as_rank.fd);
+        worker.step = as_rank.step;
+        if (!ok) {
+          FrameReader error(std::string_view(worker.in).substr(4, size));
+          (void)error.u32();
+          std::string text(error.type() == MsgType::error ? error.bytes().value_or("") : "");
+          std::fprintf(stderr, "rendezvous-scale: rank %d: unexpected frame %s\n", first + worker.rank,
+                       text.c_str());
           return std::nullopt;
         }
         worker.in.erase(0, 4 + size);
       }
     }
-    if (counts[0] == world && timings.joined_ms == 0) timings.joined_ms = ms_since(start);
-    if (counts[1] == world && timings.barrier_ms == 0) timings.barrier_ms = ms_since(start);
+    if (!dial_more()) return std::nullopt;
+    if (counts[0] == count && stamps.joined == 0) stamps.joined = now_ns();
+    if (counts[1] == count && stamps.barrier == 0) stamps.barrier = now_ns();
   }
-  timings.allgather_ms = ms_since(start);
+  stamps.allgather = now_ns();
+  return stamps;
+}
+
+// A worker process: reads the port, runs its ranks, writes its Stamps.
+[[noreturn]] void worker_process(int first, int count, int world, const std::string& token, int go, int result) {
+  int port = 0;
+  if (read(go, &port, sizeof port) != sizeof port) _exit(1);
+  auto stamps = run_workers(first, count, world, port, token);
+  if (!stamps || write(result, &*stamps, sizeof *stamps) != sizeof *stamps) _exit(1);
+  _exit(0);
+}
+
+std::optional<Timings> run_once(int world) {
+  std::string token = generate_token().value_or(std::string(64, '0'));
+  // The worker processes first, before the server's thread exists.
+  struct Child { pid_t pid; int go; int result; };
+  std::vector<Child> children;
+  for (int first = 0; first < world; first += k_workers_per_process) {
+    int count = std::min(k_workers_per_process, world - first);
+    int go[2];
+    int result[2];
+    if (pipe2(go, O_CLOEXEC) != 0 || pipe2(result, O_CLOEXEC) != 0) return std::nullopt;
+    pid_t pid = fork();
+    if (pid == 0) worker_process(first, count, world, token, go[0], result[1]);
+    close(go[0]);
+    close(result[1]);
+    children.push_back({pid, go[1], result[0]});
+  }
+  ServerOptions options;
+  options.token = token;
+  options.world_size = world;
+  options.job = "bench";
+  if (const char* ms = std::getenv("HANDSHAKE_MS")) options.handshake_timeout = Millis(std::atoi(ms));
+  Server server;
+  auto endpoint = server.start(options);
+  if (!endpoint) {
+    std::fprintf(stderr, "rendezvous-scale: %s\n", endpoint.error().message.c_str());
+    return std::nullopt;
+  }
+  int port = net::parse_endpoint(*endpoint)->port;
+  long long start = now_ns();
+  for (const Child& child : children) {
+    if (write(child.go, &port, sizeof port) != sizeof port) return std::nullopt;
+  }
+  Stamps last;
+  bool ok = true;
+  for (const Child& child : children) {
+    Stamps stamps;
+    ok = read(child.result, &stamps, sizeof stamps) == sizeof stamps && ok;
+    last.joined = std::max(last.joined, stamps.joined);
+    last.barrier = std::max(last.barrier, stamps.barrier);
+    last.allgather = std::max(last.allgather, stamps.allgather);
+    close(child.go);
+    close(child.result);
+    waitpid(child.pid, nullptr, 0);
+  }
+  if (!ok) return std::nullopt;
+  auto ms = [start](long long at) { return static_cast<double>(at - start) / 1e6; };
+  Timings timings{ms(last.joined), ms(last.barrier), ms(last.allgather), 0};
+  // One VALUES frame: prefix, type, count, then each rank's address as bytes.
+  timings.values_bytes = 4 + 1 + 4;
+  for (int rank = 0; rank < world; ++rank) {
+    timings.values_bytes += 4 + ("10.0." + std::to_string(rank / 256) + "." +
+                                 std::to_string(rank % 256) + ":29500").size();
+  }
   return timings;
+}
+
+// This process's peak resident set (VmHWM), in MiB.
+double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string word;
+  while (status >> word) {
+    if (word == "VmHWM:") {
+      double kib = 0;
+      status >> kib;
+      return kib / 1024;
+    }
+  }
+  return 0;
+}
+
+// memcpy of 64 MiB, best of 5, in GB/s: what "bytes delivered" compares to.
+double memcpy_gb_per_s() {
+  std::vector<char> from(64u << 20, 'x');
+  std::vector<char> to(from.size());
+  double best = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto start = Clock::now();
+    std::memcpy(to.data(), from.data(), from.size());
+    double s = std::chrono::duration<double>(Clock::now() - start).count();
+    best = std::max(best, static_cast<double>(from.size()) / s / 1e9);
+  }
+  return to[12345] == 'x' ? best : 0;
 }
 
 } // namespace
@@ -194,11 +316,13 @@ int main(int argc, char** argv) {
     }
     sizes.push_back(static_cast<int>(*n));
   }
-  if (sizes.empty()) sizes = {256, 1024, 4096};
-  std::printf("%8s %12s %12s %14s\n", "workers", "joined(ms)", "barrier(ms)", "allgather(ms)");
+  if (sizes.empty()) sizes = {256, 1024, 4096, 16384};
+  std::printf("%8s %11s %12s %14s %12s %16s\n", "workers", "joined(ms)", "barrier(ms)", "allgather(ms)",
+              "peakRSS(MiB)", "allgather(GB/s)");
   for (int world : sizes) {
-    // The server's and the workers' ends of every connection, plus spares.
-    auto needed = static_cast<std::size_t>(2 * world + 256);
+    // The server's end of every connection, plus spares (workers live in
+    // processes of their own).
+    auto needed = static_cast<std::size_t>(world + 512);
     if (!raise_fd_limit(needed)) {
       std::fprintf(stderr, "rendezvous-scale: %d workers need %zu open files; raise ulimit -n\n",
                    world, needed);
@@ -206,9 +330,13 @@ int main(int argc, char** argv) {
     }
     auto timings = run_once(world);
     if (!timings) return 1;
-    std::printf("%8d %12.1f %12.1f %14.1f\n", world, timings->joined_ms, timings->barrier_ms,
-                timings->allgather_ms);
+    double gather_s = (timings->allgather_ms - timings->barrier_ms) / 1e3;
+    double delivered = static_cast<double>(timings->values_bytes) * world;
+    std::printf("%8d %11.1f %12.1f %14.1f %12.1f %16.3f\n", world, timings->joined_ms, timings->barrier_ms,
+                timings->allgather_ms, peak_rss_mib(), delivered / gather_s / 1e9);
     std::fflush(stdout);
   }
+  // Last, so that its buffers do not count in the launcher's peak RSS.
+  std::printf("memcpy on this machine: %.1f GB/s\n", memcpy_gb_per_s());
   return 0;
 }

@@ -162,6 +162,7 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   supervisor.max_restarts = options.max_restarts;
   supervisor.grace = job.grace;
   supervisor.output = options.output;
+  supervisor.output.secrets = {ctx.token};  // never printed, logged or sent as an event
   supervisor.watchdog = [&] { return (*rendezvous)->overdue(); };
   const RankPlace place = rank_place(backend);
   auto build = [&](int attempt) -> Result<std::vector<RankLaunch>> {

@@ -48,6 +48,7 @@ Result<int> run_job(const RunOptions& opts) {
   LaunchOptions launch;
   launch.output.json = opts.common.json;
   launch.output.log_dir = job->log_dir;
+  launch.output.strict_logs = job->strict_logs;
   launch.max_restarts = job->max_restarts;
   return launch_job(*job, *planned, launch);
 }
@@ -63,6 +64,8 @@ void add_run(CLI::App& app, Command& selected) {
   sub->add_option("--max-restarts", opts->common.overrides.max_restarts,
                   "Restart the whole gang up to N times after a failure");
   sub->add_option("--log-dir", opts->common.overrides.log_dir, "Also write DIR/rank-R.attempt-A.log per rank");
+  sub->add_flag("--strict-logs", opts->common.overrides.strict_logs,
+                "Exit 3 when a rank log cannot be written (a full disk); else a warning");
   sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank (repeatable)");
   sub->footer("Everything after -- is the command (replaces job.command).");
   sub->callback([&selected, opts] {

@@ -5,7 +5,7 @@
 
 _ddl_commands='run hosts bench render init completions'
 _ddl_common_opts='-H --hosts --hostfile --backend --np --json -v --verbose -q --quiet -h --help'
-_ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir -x --env"
+_ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir --strict-logs -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
 _ddl_bench_opts="$_ddl_common_opts -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes
   -n --iters -w --warmup_iters -c --check -d --datatype -o --op -J --output_file --transport --streams"

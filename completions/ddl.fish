@@ -54,6 +54,7 @@ complete -c ddl -n "$run" -l dry-run -d 'Print the plan and launch nothing'
 complete -c ddl -n "$run" -l timeout -x -d 'Stop the job after this duration (30s, 5m, 2h)'
 complete -c ddl -n "$run" -l max-restarts -x -d 'Restart the gang up to N times'
 complete -c ddl -n "$run" -l log-dir -x -a '(__fish_complete_directories)' -d 'One file per rank and attempt'
+complete -c ddl -n "$run" -l strict-logs -d 'Exit 3 when a rank log cannot be written'
 complete -c ddl -n "$run" -s x -l env -x -a '(set -n | string replace -r \'$\' =)' -d 'Set K=V for every rank'
 complete -c ddl -n "__fish_seen_subcommand_from run; and __ddl_after_dashdash" -a '(__fish_complete_subcommand --fcs-skip=2)'
 

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -18,6 +20,9 @@ namespace {
 constexpr Millis k_reply_slack{5'000};   // a GET's answer may come this late
 constexpr Millis k_set_timeout{60'000};
 constexpr Millis k_leave_timeout{1'000};
+constexpr Millis k_hello_wait{5'000};    // per try; the server greets at once
+constexpr Millis k_first_retry{20};
+constexpr Millis k_last_retry{1'000};
 
 Result<std::string> env_value(const char* name) {
   const char* value = std::getenv(name);
@@ -140,22 +145,24 @@ Client::~Client() { close(); }
 int Client::rank() const { return state_->rank; }
 int Client::world_size() const { return state_->world_size; }
 
-Result<Client> Client::connect(const JoinInfo& who, Millis timeout) {
-  auto deadline = Clock::now() + timeout;
-  auto endpoint = net::parse_endpoint(who.endpoint);
-  if (!endpoint) return fail(endpoint.error());
-  if (who.rank < 0 || who.world_size < 1) {
-    return fail(ExitCode::launch, fmt::format("rendezvous: bad rank {} of world size {}",
-                                              who.rank, who.world_size));
-  }
-  auto fd = net::dial_tcp(endpoint->host, endpoint->port, deadline, k_net_wording);
+namespace {
+
+// One try at joining. `retry` is set when the server dropped the connection
+// before answering the join (a busy or crowded server): worth another try.
+Result<std::unique_ptr<Client::State>> try_join(const JoinInfo& who, const net::Endpoint& where,
+                                                Clock::time_point deadline, bool& retry) {
+  retry = false;
+  auto fd = net::dial_tcp(where.host, where.port, deadline, k_net_wording);
   if (!fd) return fail(fd.error());
-  auto state = std::make_unique<State>();
+  auto state = std::make_unique<Client::State>();
   state->fd = std::move(*fd);
   state->rank = who.rank;
   state->world_size = who.world_size;
-  auto hello = state->receive(deadline);
-  if (!hello) return fail(hello.error());
+  auto hello = state->receive(std::min(deadline, Clock::now() + k_hello_wait));
+  if (!hello) {
+    retry = true;
+    return fail(hello.error());
+  }
   FrameReader reader(*hello);
   auto version = reader.u32();
   auto nonce = reader.raw(k_nonce_bytes);
@@ -173,10 +180,35 @@ Result<Client> Client::connect(const JoinInfo& who, Millis timeout) {
                          .finish();
   auto joined = state->call(std::move(join), MsgType::ok, "join", deadline);
   if (!joined) {
-    state->fd.reset();
+    retry = !state->fd;  // no answer, only a closed connection: not a refusal
     return fail(joined.error());
   }
-  return Client(std::move(state));
+  return state;
+}
+
+} // namespace
+
+Result<Client> Client::connect(const JoinInfo& who, Millis timeout) {
+  auto deadline = Clock::now() + timeout;
+  auto endpoint = net::parse_endpoint(who.endpoint);
+  if (!endpoint) return fail(endpoint.error());
+  if (who.rank < 0 || who.world_size < 1) {
+    return fail(ExitCode::launch, fmt::format("rendezvous: bad rank {} of world size {}",
+                                              who.rank, who.world_size));
+  }
+  // Backoff with jitter, so that ranks dropped together do not return together.
+  std::minstd_rand jitter(static_cast<unsigned>(who.rank) * 7919u +
+                          static_cast<unsigned>(Clock::now().time_since_epoch().count()));
+  Millis pause = k_first_retry;
+  for (;;) {
+    bool retry = false;
+    auto state = try_join(who, *endpoint, deadline, retry);
+    if (state) return Client(std::move(*state));
+    Millis wait = pause / 2 + Millis(jitter() % static_cast<unsigned>(pause.count() / 2 + 1));
+    if (!retry || Clock::now() + wait >= deadline) return fail(state.error());
+    std::this_thread::sleep_for(wait);
+    pause = std::min(pause * 2, k_last_retry);
+  }
 }
 
 Result<void> Client::barrier(Millis timeout) {

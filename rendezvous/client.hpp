@@ -34,7 +34,9 @@ Result<JoinInfo> join_info_from_env();
 class Client {
 public:
   // Dials, answers the server's challenge, and waits until the join is
-  // accepted; retries a refused connection until `timeout` passes.
+  // accepted. A refused or dropped connection (a busy or crowded server) is
+  // tried again, with backoff and jitter, until `timeout` passes; a refused
+  // join (wrong token, rank, world size or job) is final.
   static Result<Client> connect(const JoinInfo& who, Millis timeout);
 
   Client(Client&&) noexcept;
@@ -55,8 +57,9 @@ public:
   int rank() const;
   int world_size() const;
 
+  struct State;  // internal
+
 private:
-  struct State;
   explicit Client(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };

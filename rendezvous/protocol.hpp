@@ -10,12 +10,13 @@
 //
 //   server -> client, at once on connect:
 //     HELLO     0x01  u32 version (1), 32 raw bytes nonce
-//   client -> server, within the handshake deadline (10 s), at most 4 KiB:
+//   client -> server, within the handshake deadline (3 s), at most 4 KiB:
 //     JOIN      0x02  u32 rank, u32 world_size, bytes job, 32 raw bytes mac
 //                     mac = HMAC-SHA256(key = DDL_TOKEN's text as is,
 //                           nonce || u32 rank || u32 world_size || job)
 //   server -> client: OK, or ERROR and the connection is closed.
-//   Then requests, one at a time, each answered by one reply:
+//   Then requests, one at a time, each answered by one reply (a client that
+//   lets replies pile up unread is disconnected):
 //     BARRIER   0x10                          -> OK once every rank is in it
 //     SET       0x11  bytes key, bytes value  -> OK
 //     GET       0x12  bytes key, u32 timeout_ms -> VALUE once the key is set

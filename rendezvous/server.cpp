@@ -35,6 +35,19 @@ void epoll_set(int epoll, int op, int fd, std::uint32_t events, std::uint64_t ta
   ::epoll_ctl(epoll, op, fd, &ev);
 }
 
+// The peer's address as raw bytes: the key of the per-address fairness.
+std::string peer_key(const sockaddr_storage& addr) {
+  if (addr.ss_family == AF_INET) {
+    const auto& in4 = reinterpret_cast<const sockaddr_in&>(addr);
+    return std::string(reinterpret_cast<const char*>(&in4.sin_addr), sizeof in4.sin_addr);
+  }
+  if (addr.ss_family == AF_INET6) {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(addr);
+    return std::string(reinterpret_cast<const char*>(&in6.sin6_addr), sizeof in6.sin6_addr);
+  }
+  return {};
+}
+
 } // namespace
 
 Server::Server() : impl_(std::make_unique<Impl>()) {}
@@ -44,7 +57,9 @@ Result<std::string> Server::start(const ServerOptions& options) {
   if (impl_->thread.joinable()) return fail(ExitCode::launch, "rendezvous: already started");
   if (options.world_size < 1) return fail(ExitCode::usage, "rendezvous: world size must be >= 1");
   impl_->options = options;
-  int backlog = std::min(options.world_size + options.spare_connections, 65535);
+  // The kernel's largest accept queue (somaxconn caps it): a burst of
+  // strangers must not push the real ranks' connects into SYN retries.
+  int backlog = 65535;
   auto listener = net::listen_tcp(options.bind_address, options.port, backlog, k_net_wording);
   if (!listener) return fail(listener.error());
   impl_->listener = std::move(*listener);
@@ -88,6 +103,9 @@ void Server::reset() {
   std::lock_guard lock(impl_->mutex);
   impl_->connections.clear();
   impl_->doomed.clear();
+  impl_->handshaking.clear();
+  impl_->handshaking_per_peer.clear();
+  impl_->handshaking_count = 0;
   impl_->reset_gang();
 }
 
@@ -187,38 +205,91 @@ Connection* Server::Impl::connection_of(int fd) {
 }
 
 void Server::Impl::accept_all() {
+  if (Clock::now() < accept_paused_until) return;
   auto limit = static_cast<std::size_t>(options.world_size + options.spare_connections);
   for (;;) {
-    int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage addr{};
+    socklen_t size = sizeof addr;
+    int fd = ::accept4(listener.get(), reinterpret_cast<sockaddr*>(&addr), &size,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of descriptors: a stranger makes room, or accepting waits a while.
+        if (evict_a_stranger()) continue;
+        pause_accepting();
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
         spdlog::warn("rendezvous: accept: {}", std::strerror(errno));
       }
       return;
     }
-    if (connections.size() >= limit) {
-      spdlog::debug("rendezvous: refused a connection: {} connections already open", limit);
-      ::close(fd);
-      continue;
-    }
-    auto nonce = random_bytes(k_nonce_bytes);
-    if (!nonce) {
-      ::close(fd);
-      continue;
-    }
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    auto conn = std::make_unique<Connection>();
-    conn->fd = Fd(fd);
-    conn->nonce = std::move(*nonce);
-    conn->handshake_deadline = Clock::now() + options.handshake_timeout;
-    watch_deadline(conn->handshake_deadline);
-    epoll_set(epoll.get(), EPOLL_CTL_ADD, fd, EPOLLIN, static_cast<std::uint64_t>(fd));
-    Connection& ref = *conn;
-    connections.emplace(fd, std::move(conn));
-    queue(ref, FrameWriter(MsgType::hello).u32(k_protocol_version).raw(ref.nonce).finish());
+    if (handshaking_count >= limit) evict_a_stranger();
+    admit(fd, peer_key(addr));
   }
+}
+
+void Server::Impl::admit(int fd, std::string peer) {
+  auto nonce = random_bytes(k_nonce_bytes);
+  if (!nonce) {
+    ::close(fd);
+    return;
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  auto conn = std::make_unique<Connection>();
+  conn->fd = Fd(fd);
+  conn->serial = next_serial++;
+  conn->peer = std::move(peer);
+  conn->nonce = std::move(*nonce);
+  conn->handshake_deadline = Clock::now() + options.handshake_timeout;
+  watch_deadline(conn->handshake_deadline);
+  epoll_set(epoll.get(), EPOLL_CTL_ADD, fd, EPOLLIN, static_cast<std::uint64_t>(fd));
+  Connection& ref = *conn;
+  connections.insert_or_assign(fd, std::move(conn));
+  handshaking.emplace_back(ref.serial, fd);
+  ++handshaking_count;
+  ++handshaking_per_peer[ref.peer];
+  queue(ref, FrameWriter(MsgType::hello).u32(k_protocol_version).raw(ref.nonce).finish());
+}
+
+// Closes the oldest connection that has not joined, of the address that holds
+// the most of them: one address's strays cannot crowd out another's ranks,
+// and a real rank (which joins within a round trip) outlives idle strays.
+bool Server::Impl::evict_a_stranger() {
+  auto live = [this](const std::pair<std::uint64_t, int>& entry) -> Connection* {
+    Connection* conn = connection_of(entry.second);
+    return conn && conn->serial == entry.first && conn->handshaking && !conn->doomed ? conn : nullptr;
+  };
+  while (!handshaking.empty() && !live(handshaking.front())) handshaking.pop_front();
+  std::size_t most = 0;
+  for (const auto& [peer, count] : handshaking_per_peer) most = std::max(most, count);
+  for (const auto& entry : handshaking) {
+    Connection* conn = live(entry);
+    if (!conn || handshaking_per_peer[conn->peer] != most) continue;
+    spdlog::debug("rendezvous: dropped the oldest connection not yet joined: {} are open",
+                  handshaking_count);
+    handshake_over(*conn);
+    doom(*conn);
+    close_doomed();
+    return true;
+  }
+  return false;
+}
+
+// The connection has joined or is closing: it no longer counts as a stranger.
+void Server::Impl::handshake_over(Connection& conn) {
+  if (!conn.handshaking) return;
+  conn.handshaking = false;
+  --handshaking_count;
+  auto found = handshaking_per_peer.find(conn.peer);
+  if (found != handshaking_per_peer.end() && --found->second == 0) handshaking_per_peer.erase(found);
+}
+
+void Server::Impl::pause_accepting() {
+  spdlog::warn("rendezvous: accept: {} (raise the open file limit)", std::strerror(errno));
+  accept_paused_until = Clock::now() + Millis(100);
+  watch_deadline(accept_paused_until);
+  epoll_set(epoll.get(), EPOLL_CTL_DEL, listener.get(), 0, k_listener_tag);
 }
 
 void Server::Impl::on_readable(Connection& conn) {
@@ -265,8 +336,16 @@ void Server::Impl::queue(Connection& conn, std::string frame) {
 
 void Server::Impl::queue(Connection& conn, std::shared_ptr<const std::string> frame) {
   if (conn.doomed) return;
+  conn.out_bytes += frame->size();
   conn.out.push_back(std::move(frame));
   flush(conn);
+  if (!conn.doomed &&
+      (conn.out_bytes > options.max_queued_bytes || conn.out.size() > options.max_queued_frames)) {
+    spdlog::warn("rendezvous: dropped {}: {} replies ({} bytes) queued that it does not read",
+                 conn.rank >= 0 ? fmt::format("rank {}'s connection", conn.rank) : "a connection",
+                 conn.out.size(), conn.out_bytes);
+    doom(conn);
+  }
 }
 
 void Server::Impl::flush(Connection& conn) {
@@ -281,6 +360,7 @@ void Server::Impl::flush(Connection& conn) {
       return;
     }
     conn.out_offset += static_cast<std::size_t>(sent);
+    conn.out_bytes -= static_cast<std::size_t>(sent);
     if (conn.out_offset == front.size()) {
       conn.out.pop_front();
       conn.out_offset = 0;
@@ -312,6 +392,7 @@ void Server::Impl::close_doomed() {
     if (found == connections.end()) continue;
     std::unique_ptr<Connection> conn = std::move(found->second);
     connections.erase(found);
+    handshake_over(*conn);
     int rank = conn->rank;
     bool died = !conn->left;
     conn.reset();  // closes the socket
@@ -325,6 +406,14 @@ void Server::Impl::watch_deadline(Clock::time_point when) {
 
 void Server::Impl::check_deadlines(Clock::time_point now) {
   next_deadline = Clock::time_point::max();
+  if (accept_paused_until != Clock::time_point{}) {
+    if (now >= accept_paused_until) {
+      accept_paused_until = {};
+      epoll_set(epoll.get(), EPOLL_CTL_ADD, listener.get(), EPOLLIN, k_listener_tag);
+    } else {
+      watch_deadline(accept_paused_until);
+    }
+  }
   for (auto& [fd, conn] : connections) {
     if (conn->doomed) continue;
     if (conn->rank < 0) {

@@ -22,9 +22,16 @@ struct ServerOptions {
   std::string token;                       // the job secret (its text is the HMAC key)
   int world_size = 1;
   std::string job;
-  Millis handshake_timeout{10'000};        // a connection must join within this
-  int spare_connections = 64;              // beyond world_size, for retries and strays
+  Millis handshake_timeout{3'000};         // a connection must join within this
+  // Connections not yet joined, at most world_size + spare_connections at once;
+  // beyond that the oldest one of the address holding the most is dropped, so
+  // idle strays can never lock the real ranks out.
+  int spare_connections = 64;
   std::size_t max_message = k_max_frame;
+  // Replies queued for one connection that does not read them; beyond this it
+  // is dropped (a client must read each reply before its next request).
+  std::size_t max_queued_bytes = k_max_frame + (64u << 10);
+  std::size_t max_queued_frames = 64;
   std::size_t max_store_bytes = 256u << 20;  // all key/value pairs together
 };
 

@@ -22,12 +22,16 @@ enum class RankState { absent, joined, left, dead };
 
 struct Connection {
   Fd fd;
+  std::uint64_t serial = 0;        // accept order; fds are reused, serials never
+  std::string peer;                // the remote address, for per-address fairness
   std::string nonce;
   Clock::time_point handshake_deadline;
   int rank = -1;                   // set once joined
+  bool handshaking = true;         // counted in Server::Impl::handshaking_*
   std::string in;                  // bytes read, not yet a whole frame
   std::deque<std::shared_ptr<const std::string>> out;
   std::size_t out_offset = 0;      // into out.front()
+  std::size_t out_bytes = 0;       // queued, not yet sent
   bool write_armed = false;        // EPOLLOUT registered
   bool closing = false;            // flush what is queued, then close; read nothing
   bool left = false;               // sent LEAVE
@@ -49,6 +53,14 @@ struct Server::Impl {
   std::string endpoint;
 
   std::unordered_map<int, std::unique_ptr<Connection>> connections;
+  // Connections that have not joined yet: (serial, fd) in accept order (entries
+  // of connections that joined or closed are skipped lazily), and how many
+  // each peer address holds.
+  std::deque<std::pair<std::uint64_t, int>> handshaking;
+  std::unordered_map<std::string, std::size_t> handshaking_per_peer;
+  std::size_t handshaking_count = 0;
+  std::uint64_t next_serial = 0;
+  Clock::time_point accept_paused_until{};  // out of fds: accept again later
   std::vector<int> doomed;
   Clock::time_point next_deadline = Clock::time_point::max();
 
@@ -66,6 +78,10 @@ struct Server::Impl {
   // server.cpp: the loop and its I/O.
   void run();
   void accept_all();
+  void admit(int fd, std::string peer);
+  bool evict_a_stranger();
+  void handshake_over(Connection& conn);
+  void pause_accepting();
   void on_readable(Connection& conn);
   void flush(Connection& conn);
   void queue(Connection& conn, std::shared_ptr<const std::string> frame);

@@ -79,6 +79,7 @@ void Server::Impl::handle_join(Connection& conn, FrameReader& reader) {
   }
   ranks[index] = RankState::joined;
   rank_fd[index] = conn.fd.get();
+  handshake_over(conn);
   conn.rank = static_cast<int>(*rank);
   if (!first_join) first_join = Clock::now();
   spdlog::debug("rendezvous: rank {} joined", *rank);

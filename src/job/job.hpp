@@ -89,6 +89,7 @@ struct JobSpec {
   int max_restarts = 0;
   Millis grace{10'000};
   std::string log_dir;
+  bool strict_logs = false;       // a failed log write makes ddl exit 3
 
   HostsSection hosts;
   LaunchSection launch;
@@ -108,6 +109,7 @@ struct Overrides {
   std::optional<std::string> timeout;      // duration text
   std::optional<int> max_restarts;
   std::optional<std::string> log_dir;
+  bool strict_logs = false;                // --strict-logs
   std::vector<std::string> env;            // -x K=V
   std::vector<std::string> command;        // after --
 };

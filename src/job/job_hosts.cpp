@@ -260,6 +260,9 @@ void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Dia
   if (o.log_dir) {
     job.log_dir = *o.log_dir;
   }
+  if (o.strict_logs) {
+    job.strict_logs = true;
+  }
   for (const std::string& assignment : o.env) {
     apply_env_override(assignment, job, diag);
   }

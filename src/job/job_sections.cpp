@@ -179,6 +179,7 @@ void read_job(const Section& s, JobSpec& job) {
   s.read_int("max_restarts", job.max_restarts, 0, INT_MAX);
   s.read_duration("grace", job.grace, true);
   s.read_string("log_dir", job.log_dir);
+  s.read_bool("strict_logs", job.strict_logs);
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 #include <fmt/core.h>
 
 #include "src/util/json.hpp"
+#include "src/util/signals.hpp"
 
 namespace ddl {
 
@@ -88,12 +89,34 @@ std::string event_time_now() {
   return fmt::format("{}.{:03}Z", text.data(), millis % 1000);
 }
 
-Output::Output(OutputOptions options) : options_(std::move(options)) {}
+Output::Output(OutputOptions options)
+    : options_(std::move(options)),
+      writer_(options_.stdout_fd, options_.stderr_fd, options_.max_pending_bytes) {}
 
-Output::~Output() { end_attempt(); }
+Output::~Output() {
+  end_attempt();
+  // Everything queued reaches the reader, unless it does not read: after a
+  // stop that gets 2 s, and a signal to ddl ends the wait at once.
+  bool stopping = false;
+  {
+    std::lock_guard lock(mutex_);
+    stopping = stopping_;
+  }
+  auto deadline = stopping ? StreamWriter::Clock::now() + std::chrono::seconds(2)
+                           : StreamWriter::Clock::time_point::max();
+  writer_.drain(deadline, [] {
+    pollfd signal{SignalPipe::fd(), POLLIN, 0};
+    return signal.fd >= 0 && ::poll(&signal, 1, 0) > 0;
+  });
+}
 
 Result<void> Output::begin_attempt(int attempt, int world_size) {
   end_attempt();
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = false;
+  }
+  writer_.resume_waiting();
   if (options_.log_dir.empty()) {
     return {};
   }
@@ -105,6 +128,7 @@ Result<void> Output::begin_attempt(int attempt, int world_size) {
   std::lock_guard lock(mutex_);
   for (int rank = 0; rank < world_size; ++rank) {
     std::string path = fmt::format("{}/rank-{}.attempt-{}.log", options_.log_dir, rank, attempt);
+    log_paths_.push_back(path);
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
       std::string reason = std::strerror(errno);
@@ -112,6 +136,7 @@ Result<void> Output::begin_attempt(int attempt, int world_size) {
         ::close(open_fd);
       }
       log_fds_.clear();
+      log_paths_.clear();
       return fail(ExitCode::usage, fmt::format("cannot write log file {}: {}", path, reason));
     }
     log_fds_.push_back(fd);
@@ -125,6 +150,36 @@ void Output::end_attempt() {
     ::close(fd);
   }
   log_fds_.clear();
+  log_paths_.clear();
+}
+
+void Output::stop_waiting() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  writer_.stop_waiting();
+}
+
+bool Output::passes_carriage_returns() const { return !options_.json && ::isatty(options_.stdout_fd) == 1; }
+
+std::string Output::log_error() const {
+  std::lock_guard lock(mutex_);
+  return log_error_;
+}
+
+std::string redact(std::string_view text, const std::vector<std::string>& secrets) {
+  std::string out(text);
+  for (const std::string& secret : secrets) {
+    if (secret.empty()) {
+      continue;
+    }
+    for (std::size_t at = out.find(secret); at != std::string::npos; at = out.find(secret, at)) {
+      out.replace(at, secret.size(), "[redacted]");
+      at += std::string_view("[redacted]").size();
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -143,26 +198,33 @@ void Output::started(int rank, std::string_view host, long pid, int attempt) {
   if (!options_.json) {
     return;
   }
-  std::lock_guard lock(mutex_);
   Json started = event("started");
   started.update({{"rank", rank}, {"host", host}, {"pid", pid}, {"attempt", attempt}});
-  write_out(to_json_text(started), "\n");
+  write_out(to_json_text(started) + "\n");
 }
 
-void Output::line(int rank, Stream stream, std::string_view text) {
-  std::lock_guard lock(mutex_);
-  write_log(rank, text);
+void Output::line(int rank, Stream stream, std::string_view raw, LineEnd end) {
+  std::string text = redact(raw, options_.secrets);
+  std::string_view log_end = end == LineEnd::newline ? "\n" : end == LineEnd::carriage ? "\r" : "";
+  {
+    std::lock_guard lock(mutex_);
+    write_log(rank, text, log_end);
+  }
   if (options_.json) {
     Json line = event("output");
     line.update({{"rank", rank}, {"stream", stream == Stream::out ? "stdout" : "stderr"}, {"line", valid_utf8(text)}});
-    write_out(to_json_text(line), "\n");
+    if (end == LineEnd::partial) {
+      line["partial"] = true;
+    }
+    write_out(to_json_text(line) + "\n", true);
     return;
   }
-  std::string prefix = fmt::format("[{}] ", rank);
+  std::string tagged = fmt::format("[{}{}] {}{}", rank, end == LineEnd::partial ? "+" : "", text,
+                                   end == LineEnd::carriage ? "\r" : "\n");
   if (stream == Stream::out) {
-    write_out(prefix, text, "\n");
+    write_out(std::move(tagged), true);
   } else {
-    write_err(prefix, text, "\n");
+    write_err(std::move(tagged), true);
   }
 }
 
@@ -170,7 +232,6 @@ void Output::exited(int rank, const RankExit& how) {
   if (!options_.json) {
     return;
   }
-  std::lock_guard lock(mutex_);
   Json exited = event("exited");
   exited["rank"] = rank;
   if (!how.launch_error.empty()) {
@@ -181,23 +242,28 @@ void Output::exited(int rank, const RankExit& how) {
       exited["signal"] = signal_name(how.signal);
     }
   }
-  write_out(to_json_text(exited), "\n");
+  write_out(to_json_text(exited) + "\n");
 }
 
 void Output::restarting(int attempt, int max_restarts) {
-  std::lock_guard lock(mutex_);
   if (options_.json) {
     Json restart = event("restart");
     restart.update({{"attempt", attempt}, {"max_restarts", max_restarts}});
-    write_out(to_json_text(restart), "\n");
+    write_out(to_json_text(restart) + "\n");
   }
 }
 
 void Output::summary(const JobSummary& summary) {
   if (!options_.json) {
+    if (summary.dropped_lines > 0) {
+      write_err(fmt::format("ddl: {} lines of rank output were dropped: ddl's stdout or stderr was not being read\n",
+                            summary.dropped_lines));
+    }
+    if (!summary.log_error.empty()) {
+      write_err(fmt::format("ddl: the rank logs are incomplete: {}\n", summary.log_error));
+    }
     return;
   }
-  std::lock_guard lock(mutex_);
   Json done = event("summary");
   done.update({{"result", summary.result}, {"exit_code", summary.exit_code}, {"attempts", summary.attempts},
                {"elapsed_s", rounded_to_millis(summary.elapsed_s)}});
@@ -211,39 +277,38 @@ void Output::summary(const JobSummary& summary) {
                        {"timestamp", error->timestamp}};
     }
   }
-  write_out(to_json_text(done), "\n");
+  if (summary.dropped_lines > 0) {
+    done["dropped_lines"] = summary.dropped_lines;
+  }
+  if (!summary.log_error.empty()) {
+    done["log_error"] = summary.log_error;
+  }
+  write_out(to_json_text(done) + "\n");
 }
 
-void Output::message(std::string_view text) {
-  std::lock_guard lock(mutex_);
-  write_err(text);
+void Output::message(std::string_view text) { write_err(std::string(text)); }
+
+void Output::on_stdout_closed(std::function<void()> callback) { writer_.on_stdout_closed(std::move(callback)); }
+
+void Output::write_out(std::string text, bool may_wait) {
+  writer_.write(StreamWriter::Target::out, std::move(text), may_wait);
 }
 
-void Output::on_stdout_closed(std::function<void()> callback) {
-  std::lock_guard lock(mutex_);
-  stdout_closed_callback_ = std::move(callback);
+void Output::write_err(std::string text, bool may_wait) {
+  writer_.write(StreamWriter::Target::err, std::move(text), may_wait);
 }
 
-void Output::write_out(std::string_view a, std::string_view b, std::string_view c) {
-  if (stdout_closed_.load()) {
+// Under mutex_. The first failed write (a full disk) is said once on stderr;
+// the logs are not written any more, and the summary says they are incomplete.
+void Output::write_log(int rank, std::string_view text, std::string_view end) {
+  auto index = static_cast<std::size_t>(rank);
+  if (index >= log_fds_.size() || !log_error_.empty()) {
     return;
   }
-  if (!write_fully(options_.stdout_fd, a, b, c) && errno == EPIPE) {
-    stdout_closed_.store(true);
-    if (stdout_closed_callback_) {
-      stdout_closed_callback_();
-    }
-  }
-}
-
-void Output::write_err(std::string_view a, std::string_view b, std::string_view c) {
-  write_fully(options_.stderr_fd, a, b, c);  // nowhere left to report a failure
-}
-
-void Output::write_log(int rank, std::string_view text) {
-  auto index = static_cast<std::size_t>(rank);
-  if (index < log_fds_.size()) {
-    write_fully(log_fds_[index], text, "\n");
+  if (!write_fully(log_fds_[index], text, end)) {
+    log_error_ = fmt::format("cannot write {}: {}", log_paths_[index], std::strerror(errno));
+    write_err(fmt::format("ddl: {}; rank logs are not written from here on{}\n", log_error_,
+                          options_.strict_logs ? " (strict logs: ddl will exit 3)" : ""));
   }
 }
 

@@ -10,6 +10,8 @@
 
 #include "src/launch/backend.hpp"
 #include "src/launch/error_file.hpp"
+#include "src/launch/output_lines.hpp"
+#include "src/launch/output_writer.hpp"
 #include "src/util/error.hpp"
 
 namespace ddl {
@@ -17,8 +19,14 @@ namespace ddl {
 struct OutputOptions {
   bool json = false;        // JSON Lines events on stdout instead of tagged text
   std::string log_dir;      // also one file per rank and attempt when set
+  bool strict_logs = false;  // a log write that fails makes ddl exit 3 (else a warning)
   int stdout_fd = 1;
   int stderr_fd = 2;
+  // Replaced by "[redacted]" in rank output that ddl prints, logs and sends
+  // as events (the job token).
+  std::vector<std::string> secrets;
+  // Rank output waiting for ddl's stdout/stderr to take it (see StreamWriter).
+  std::size_t max_pending_bytes = std::size_t{4} << 20;
 };
 
 // What ends a job, for the summary event.
@@ -31,12 +39,17 @@ struct JobSummary {
   std::string host;         // its host
   RankExit how;             // how it ended
   std::optional<RankError> rank_error;  // its torch error file, when it wrote one
+  std::size_t dropped_lines = 0;  // rank output lines ddl could not print
+  std::string log_error;    // why the rank logs are incomplete, "" when they are not
 };
 
 // The sinks of a run: tagged lines ("[RANK] line") on ddl's stdout/stderr
 // (each rank stream to the same stream of ddl), or JSON Lines events; plus
-// per-rank log files. Thread-safe; every line is one write under a lock, so
-// lines never mix.
+// per-rank log files. Thread-safe; every line is one write, so lines never
+// mix. A piece cut at k_max_line_bytes is tagged "[RANK+] " (JSON:
+// "partial": true); on a terminal a '\r' progress update passes through.
+// ddl's stdout and stderr are written by a StreamWriter, so a reader that
+// stops reading never blocks the supervisor.
 class Output {
 public:
   explicit Output(OutputOptions options);
@@ -49,7 +62,7 @@ public:
   void end_attempt();
 
   void started(int rank, std::string_view host, long pid, int attempt);
-  void line(int rank, Stream stream, std::string_view text);
+  void line(int rank, Stream stream, std::string_view text, LineEnd end = LineEnd::newline);
   void exited(int rank, const RankExit& how);
   void restarting(int attempt, int max_restarts);
   void summary(const JobSummary& summary);
@@ -57,21 +70,34 @@ public:
   void message(std::string_view text);
 
   // True once a write to stdout failed with EPIPE (the reader went away).
-  bool stdout_closed() const { return stdout_closed_.load(); }
+  bool stdout_closed() const { return writer_.stdout_closed(); }
   // Called once, from the writing thread, when stdout first closes.
   void on_stdout_closed(std::function<void()> callback);
+  // The job is stopping: rank output no longer waits for a slow stdout
+  // (lines that find the queue full are dropped and counted).
+  void stop_waiting();
+  // Whether '\r' progress updates pass through (text on a terminal).
+  bool passes_carriage_returns() const;
+  std::size_t dropped_lines() const { return writer_.dropped(); }
+  // Why the rank logs are incomplete (the first failed write); "" if they are not.
+  std::string log_error() const;
 
 private:
-  void write_out(std::string_view a, std::string_view b = {}, std::string_view c = {});
-  void write_err(std::string_view a, std::string_view b = {}, std::string_view c = {});
-  void write_log(int rank, std::string_view text);
+  void write_out(std::string text, bool may_wait = false);
+  void write_err(std::string text, bool may_wait = false);
+  void write_log(int rank, std::string_view text, std::string_view end);
 
   OutputOptions options_;
-  std::mutex mutex_;
+  StreamWriter writer_;
+  mutable std::mutex mutex_;
   std::vector<int> log_fds_;
-  std::atomic<bool> stdout_closed_{false};
-  std::function<void()> stdout_closed_callback_;
+  std::vector<std::string> log_paths_;
+  std::string log_error_;
+  bool stopping_ = false;
 };
+
+// `text` with every secret replaced by "[redacted]".
+std::string redact(std::string_view text, const std::vector<std::string>& secrets);
 
 // "SIGKILL" for 9; "signal N" when unknown.
 std::string signal_name(int signo);

@@ -153,6 +153,7 @@ void Attempt::stop(StopReason why, int signo) {
     return;
   }
   reason = why;
+  output_.stop_waiting();  // a stuck reader of ddl's stdout must not hold the stop up
   signal_running(signo);
   kill_deadline_ = SteadyClock::now() + options_.grace;
 }
@@ -271,6 +272,12 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
     end.error = run.reason == StopReason::watchdog ? run.watchdog_error : run.launch_error;
     report_end(output, gang, end, attempt + 1, options);
     JobSummary summary = job_summary(end, attempt + 1, seconds_since(job_start));
+    summary.dropped_lines = output.dropped_lines();
+    summary.log_error = output.log_error();
+    if (options.output.strict_logs && !summary.log_error.empty() && summary.exit_code == 0) {
+      summary.exit_code = static_cast<int>(ExitCode::launch);
+      summary.result = "log_error";
+    }
     output.summary(summary);
     if (end.reason == StopReason::launch_error || end.reason == StopReason::watchdog) {
       return fail(end.error);

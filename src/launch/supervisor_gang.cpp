@@ -7,8 +7,16 @@
 namespace ddl {
 
 Gang::Gang(Output& output, std::vector<RankLaunch> launches, int attempt)
-    : output_(output), launches_(std::move(launches)), attempt_(attempt), ranks_(launches_.size()),
-      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+    : output_(output), launches_(std::move(launches)), attempt_(attempt),
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  bool progress = output_.passes_carriage_returns();
+  ranks_.reserve(launches_.size());
+  for (std::size_t i = 0; i < launches_.size(); ++i) {
+    RankState state{{LineAssembler(k_max_line_bytes, progress), LineAssembler(k_max_line_bytes, progress)},
+                    LineTail()};
+    ranks_.push_back(std::move(state));
+  }
+}
 
 Gang::~Gang() { ::close(wake_fd_); }
 
@@ -18,8 +26,8 @@ void Gang::started(int rank, long pid) {
 
 void Gang::output(int rank, Stream stream, std::string_view bytes) {
   RankState& state = ranks_.at(static_cast<std::size_t>(rank));
-  state.lines[stream == Stream::out ? 0 : 1].feed(bytes, [&](std::string_view line) {
-    output_.line(rank, stream, line);
+  state.lines[stream == Stream::out ? 0 : 1].feed(bytes, [&](std::string_view line, LineEnd end) {
+    output_.line(rank, stream, line, end);
     if (stream == Stream::err) {
       state.tail.add(line);
     }
@@ -28,9 +36,9 @@ void Gang::output(int rank, Stream stream, std::string_view bytes) {
 
 void Gang::exited(int rank, const RankExit& how) {
   RankState& state = ranks_.at(static_cast<std::size_t>(rank));
-  state.lines[0].finish([&](std::string_view line) { output_.line(rank, Stream::out, line); });
-  state.lines[1].finish([&](std::string_view line) {
-    output_.line(rank, Stream::err, line);
+  state.lines[0].finish([&](std::string_view line, LineEnd end) { output_.line(rank, Stream::out, line, end); });
+  state.lines[1].finish([&](std::string_view line, LineEnd end) {
+    output_.line(rank, Stream::err, line, end);
     state.tail.add(line);
   });
   output_.exited(rank, how);

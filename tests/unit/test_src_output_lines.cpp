@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -8,9 +9,12 @@
 #include "src/launch/output_lines.hpp"
 
 namespace {
+// Each piece, followed by "+" when it is partial and "<CR>" when a '\r' ended it.
 std::vector<std::string> feed_all(ddl::LineAssembler& assembler, const std::vector<std::string>& chunks) {
   std::vector<std::string> lines;
-  auto emit = [&](std::string_view line) { lines.emplace_back(line); };
+  auto emit = [&](std::string_view line, ddl::LineEnd end) {
+    lines.emplace_back(std::string(line) + (end == ddl::LineEnd::partial ? "+" : end == ddl::LineEnd::carriage ? "<CR>" : ""));
+  };
   for (const auto& chunk : chunks) {
     assembler.feed(chunk, emit);
   }
@@ -40,11 +44,39 @@ TEST_CASE("LineAssembler emits nothing at finish without a partial line", "[outp
 TEST_CASE("LineAssembler cuts a line longer than the cap into pieces", "[output]") {
   ddl::LineAssembler assembler(4);
   auto lines = feed_all(assembler, {"abcdefghij\nxy", "z\n"});
-  CHECK(lines == std::vector<std::string>{"abcd", "efgh", "ij", "xyz"});
+  CHECK(lines == std::vector<std::string>{"abcd+", "efgh+", "ij", "xyz"});
+}
+
+TEST_CASE("LineAssembler: the cap is 64 KiB, its memory stays near it", "[output]") {
+  ddl::LineAssembler assembler;
+  std::size_t pieces = 0;
+  std::size_t most = 0;
+  std::string chunk(100'000, 'x');
+  for (int i = 0; i < 100; ++i) {  // 10 MB, no newline
+    assembler.feed(chunk, [&](std::string_view line, ddl::LineEnd end) {
+      CHECK(line.size() == ddl::k_max_line_bytes);
+      CHECK(end == ddl::LineEnd::partial);
+      ++pieces;
+    });
+    most = std::max(most, assembler.pending());
+  }
+  CHECK(ddl::k_max_line_bytes == 65536);
+  CHECK(pieces == 10'000'000 / 65536);
+  CHECK(most <= ddl::k_max_line_bytes);
+}
+
+TEST_CASE("LineAssembler splits at a lone \r only when asked", "[output]") {
+  ddl::LineAssembler plain(64);
+  CHECK(feed_all(plain, {"\r 1%", "\r 2%\r", " 3%\n"}) == std::vector<std::string>{"\r 1%\r 2%\r 3%"});
+  ddl::LineAssembler bar(64, true);
+  CHECK(feed_all(bar, {"\r 1%", "\r 2%\r", " 3%\r\n", "end\r"}) ==
+        std::vector<std::string>{"<CR>", " 1%<CR>", " 2%<CR>", " 3%\r", "end<CR>"});
+  ddl::LineAssembler crlf(64, true);
+  CHECK(feed_all(crlf, {"a\r", "\nb\r\n"}) == std::vector<std::string>{"a\r", "b\r"});
 }
 
 TEST_CASE("LineAssembler keeps a long line whole under the cap", "[output]") {
-  ddl::LineAssembler assembler;
+  ddl::LineAssembler assembler(std::size_t{4} << 20);
   std::string big(3 << 20, 'x');
   std::vector<std::string> chunks;
   for (std::size_t at = 0; at < big.size(); at += 65536) {
@@ -70,4 +102,9 @@ TEST_CASE("valid_utf8 replaces only invalid bytes", "[output]") {
   CHECK(ddl::valid_utf8("a\xffz") == "a\xef\xbf\xbdz");
   CHECK(ddl::valid_utf8("\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd");  // overlong '/'
   CHECK(ddl::valid_utf8("cut \xe2\x82") == "cut \xef\xbf\xbd\xef\xbf\xbd");
+}
+
+TEST_CASE("redact replaces every copy of a secret", "[output]") {
+  CHECK(ddl::redact("t=abc and abc!", {"abc"}) == "t=[redacted] and [redacted]!");
+  CHECK(ddl::redact("nothing", {"abc", ""}) == "nothing");
 }
