@@ -7,6 +7,7 @@
 #include "src/launch/supervisor.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/net.hpp"
+#include "src/util/signals.hpp"
 
 extern char** environ;
 
@@ -49,6 +50,9 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
     return fail(plan.error());
   }
   planned.plan = std::move(*plan);
+  if (stop::requested()) {
+    return fail(stop::error("planning the job"));
+  }
   return planned;
 }
 
@@ -75,6 +79,7 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   ctx.token = (*rendezvous)->token();
   SupervisorOptions supervisor;
   supervisor.timeout = job.timeout;
+  supervisor.deadline = stop::deadline();
   supervisor.max_restarts = options.max_restarts;
   supervisor.grace = job.grace;
   supervisor.output = options.output;
