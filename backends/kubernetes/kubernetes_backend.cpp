@@ -158,7 +158,7 @@ Result<void> KubernetesBackend::prepare(const Plan& plan, std::span<const RankLa
 }
 
 Result<void> KubernetesBackend::start(const RankLaunch& launch, RankEvents& events) {
-  ShimJob job{launch.env, pod_workdir(launch), launch.argv, launch.grace};
+  ShimJob job{launch.env, pod_workdir(launch), launch.argv, launch.grace, k_shim_heartbeat_period};
   auto payload = shim_payload(job);
   if (!payload) {
     return fail(payload.error());
@@ -177,6 +177,7 @@ Result<void> KubernetesBackend::start(const RankLaunch& launch, RankEvents& even
   {
     std::lock_guard lock(ranks_mutex_);
     ranks_[launch.rank] = std::move(rank);
+    start_heartbeat();
   }
   events.started(launch.rank, child->pid);
   int id = launch.rank;
@@ -235,7 +236,34 @@ void KubernetesBackend::signal(int rank, int signo) {
   }
 }
 
+void KubernetesBackend::start_heartbeat() {
+  if (heartbeat_.joinable()) {
+    return;
+  }
+  heartbeat_stop_ = false;
+  heartbeat_ = std::thread([this] {
+    std::unique_lock lock(ranks_mutex_);
+    while (!heartbeat_wake_.wait_for(lock, k_shim_heartbeat_period, [this] { return heartbeat_stop_; })) {
+      for (auto& [id, rank] : ranks_) {
+        write_control(*rank, k_shim_beat_line, false);
+      }
+    }
+  });
+}
+
+void KubernetesBackend::stop_heartbeat() {
+  {
+    std::lock_guard lock(ranks_mutex_);
+    heartbeat_stop_ = true;
+  }
+  heartbeat_wake_.notify_all();
+  if (heartbeat_.joinable()) {
+    heartbeat_.join();
+  }
+}
+
 void KubernetesBackend::shutdown() {
+  stop_heartbeat();
   std::lock_guard lock(ranks_mutex_);
   for (auto& [id, rank] : ranks_) {
     write_control(*rank, "KILL\n", true);

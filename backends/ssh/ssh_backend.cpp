@@ -216,7 +216,7 @@ Result<void> SshBackend::start(const RankLaunch& launch, RankEvents& events) {
   if (index >= rank_link_.size() || links_.empty()) {
     return fail(ExitCode::launch, fmt::format("rank {} was not prepared", launch.rank));
   }
-  ShimJob job{launch.env, launch.workdir, launch.argv, launch.grace};
+  ShimJob job{launch.env, launch.workdir, launch.argv, launch.grace, k_shim_heartbeat_period};
   auto payload = shim_payload(job);
   if (!payload) {
     return fail(payload.error());
