@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "backends/child_process.hpp"
 
+#include <csignal>
 #include <cstring>
 
 #include <fmt/core.h>
+
+#include "src/util/signals.hpp"
 
 namespace ddl {
 
@@ -39,26 +42,30 @@ RankExit exit_of_status(int wait_status) {
 }
 
 int pump_and_wait(Spawned& child, const std::function<void(Stream, std::string_view)>& sink,
-                  std::optional<long> deadline_ms, bool* timed_out) {
+                  std::optional<long> deadline_ms, bool* timed_out, bool* stopped) {
   auto to_stream = [&](OutputStream stream, std::string_view bytes) {
     sink(stream == OutputStream::out ? Stream::out : Stream::err, bytes);
   };
-  return pump_output(child, to_stream, deadline_ms, timed_out);
+  return pump_output(child, to_stream, deadline_ms, timed_out, stopped);
 }
 
 Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms) {
-  auto child = spawn_piped(argv, {});
+  auto child = spawn_piped(argv, {.set_env = {}, .new_process_group = true, .death_signal = SIGKILL});
   if (!child) {
     return fail(child.error());
   }
   close_fd(child->in_fd);
   Captured result;
+  bool stopped = false;
   int status = pump_and_wait(
       *child,
       [&](Stream stream, std::string_view bytes) {
         (stream == Stream::out ? result.out : result.err).append(bytes);
       },
-      timeout_ms, &result.timed_out);
+      timeout_ms, &result.timed_out, &stopped);
+  if (stopped) {
+    return fail(stop::error("running " + argv[0]));
+  }
   result.exit = exit_of_status(status);
   return result;
 }

@@ -34,9 +34,11 @@ RankExit exit_of_status(int wait_status);
 
 // Reads the child's stdout and stderr until both close, handing each chunk to
 // `sink`, then reaps it. With `deadline_ms`, kills it (SIGKILL) when it runs
-// longer and sets `timed_out`. Closes the out/err fds (and in_fd if open).
+// longer and sets `timed_out`. With `stopped`, it ends with ddl's phase
+// (pump_output). Closes the out/err fds (and in_fd if open).
 int pump_and_wait(Spawned& child, const std::function<void(Stream, std::string_view)>& sink,
-                  std::optional<long> deadline_ms = std::nullopt, bool* timed_out = nullptr);
+                  std::optional<long> deadline_ms = std::nullopt, bool* timed_out = nullptr,
+                  bool* stopped = nullptr);
 
 struct Captured {
   RankExit exit;
@@ -45,7 +47,9 @@ struct Captured {
   bool timed_out = false;
 };
 
-// Runs a short helper command to completion, capturing its output.
+// Runs a short helper command to completion, capturing its output. It runs
+// in its own process group and dies with ddl (PR_SET_PDEATHSIG); Ctrl-C,
+// SIGTERM or the job's deadline kill it and return stop::error().
 Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms);
 
 } // namespace ddl

@@ -16,7 +16,11 @@ namespace {
 // quote, so that it can be single-quoted for any login shell. Reads a
 // length-prefixed payload (shim_payload) from stdin, then starts the command
 // in a new session and watches stdin: control lines signal the group, EOF or
-// "stop" ends it (TERM, grace, KILL). Exits with the command's status, or dies
+// "stop" ends it (TERM, grace, KILL), and so does the launcher's silence: with
+// a heartbeat period, a ticker counts periods, a "beat" line resets the count,
+// and __ddl_hbn periods without one end the group as EOF would (a host cut
+// off from the launcher never sees EOF). Background helpers close fds 3-5
+// (the channel), so that a sleeping one never holds it open. Exits with the command's status, or dies
 // by the same signal, with core dumps off, so that sshd reports exit-signal.
 // dash ignores SIGINT in background jobs for good, so the command runs in the
 // foreground of a pipeline whose other side is the watcher.
@@ -44,6 +48,10 @@ exec 3<&0 4>&1 5>&2 </dev/null
 {
   { while read -r __ddl_l <&3; do echo "ctl $__ddl_l"; done; echo eof; } 2>/dev/null &
   echo "fwd $!"
+  if [ "${__ddl_hb:-0}" != 0 ]; then
+    { while sleep "$__ddl_hb" 2>/dev/null || sleep 1; do echo tick; done; } </dev/null 2>/dev/null 3<&- 4>&- 5>&- &
+    echo "tck $!"
+  fi
   (
     read -r __ddl_me __ddl_x </proc/self/stat 2>/dev/null || __ddl_me=$(exec sh -c "echo \$PPID")
     echo "pid $__ddl_me"
@@ -55,14 +63,14 @@ exec 3<&0 4>&1 5>&2 </dev/null
   )
   echo "exit $?"
 } 2>/dev/null | {
-  __ddl_t= __ddl_q= __ddl_f= __ddl_k=
+  __ddl_t= __ddl_q= __ddl_f= __ddl_k= __ddl_c= __ddl_m=0
   __ddl_sig() {
     kill -s "$1" -- "$__ddl_t" 2>/dev/null || kill -s "$1" "$__ddl_p" 2>/dev/null
   }
   __ddl_stop() {
     [ -n "$__ddl_k" ] && return
     __ddl_sig TERM
-    { sleep "$__ddl_grace" || sleep 1; __ddl_sig KILL; } </dev/null >/dev/null 2>&1 &
+    { sleep "$__ddl_grace" || sleep 1; __ddl_sig KILL; } </dev/null >/dev/null 2>&1 3<&- 4>&- 5>&- &
     __ddl_k=$!
   }
   __ddl_act() {
@@ -74,14 +82,21 @@ exec 3<&0 4>&1 5>&2 </dev/null
   while read -r __ddl_w __ddl_a; do
     case $__ddl_w in
       fwd) __ddl_f=$__ddl_a ;;
+      tck) __ddl_c=$__ddl_a ;;
+      tick) __ddl_m=$((__ddl_m + 1))
+           if [ "$__ddl_m" -ge "$__ddl_hbn" ]; then
+             if [ -n "$__ddl_t" ]; then __ddl_stop; else __ddl_q="$__ddl_q stop"; fi
+           fi ;;
       pid) __ddl_p=$__ddl_a
            if [ -n "$__ddl_ss" ]; then __ddl_t=-$__ddl_a; else __ddl_t=$__ddl_a; fi
            for __ddl_x in $__ddl_q; do __ddl_act "$__ddl_x"; done ;;
       ctl|eof) __ddl_x=${__ddl_a:-eof}
-           if [ -n "$__ddl_t" ]; then __ddl_act "$__ddl_x"; else __ddl_q="$__ddl_q $__ddl_x"; fi ;;
+           if [ "$__ddl_x" = beat ]; then __ddl_m=0
+           elif [ -n "$__ddl_t" ]; then __ddl_act "$__ddl_x"; else __ddl_q="$__ddl_q $__ddl_x"; fi ;;
       exit)
         [ -n "$__ddl_k" ] && kill "$__ddl_k" 2>/dev/null
         [ -n "$__ddl_f" ] && kill "$__ddl_f" 2>/dev/null
+        [ -n "$__ddl_c" ] && kill "$__ddl_c" 2>/dev/null
         if [ -n "$__ddl_ss" ] && kill -s 0 -- "$__ddl_t" 2>/dev/null; then
           kill -s TERM -- "$__ddl_t" 2>/dev/null
           for __ddl_x in 1 2 3 4 5 6 7 8 9 10; do
@@ -169,6 +184,7 @@ Result<std::string> shim_payload(const ShimJob& job) {
     problems += "the workdir holds a NUL byte\n";
   }
   body += "__ddl_grace=" + seconds_text(job.grace) + "\n";
+  body += fmt::format("__ddl_hb={}\n__ddl_hbn={}\n", seconds_text(job.heartbeat), k_shim_heartbeat_misses);
   body += "__ddl_env() {\n";
   for (const auto& [name, value] : job.env) {
     if (!valid_env_name(name)) {

@@ -10,6 +10,10 @@
 //   3. write shim_signal_line(SIG) to forward a signal to the rank's process
 //      group, k_shim_stop_line (or close stdin) to end it: TERM, then KILL
 //      after grace. EOF of stdin (the launcher died) ends it the same way;
+//      with a heartbeat period (ShimJob::heartbeat), write k_shim_beat_line
+//      every period once the payload is sent: after k_shim_heartbeat_misses
+//      periods without one (the host is cut off from the launcher, which
+//      never gives EOF) the shim ends the rank the same way too;
 //   4. its stderr starts with "ddl-shim: pid N\n" (ShimStderr strips it);
 //   5. it exits with the command's status; a command killed by signal N
 //      kills the shim with N too (core dumps off), so ssh reports an
@@ -40,7 +44,15 @@ struct ShimJob {
   std::string workdir;            // "" = the login directory
   std::vector<std::string> argv;  // not empty
   Millis grace{10'000};           // between TERM and KILL when stopping
+  Millis heartbeat{0};            // k_shim_heartbeat_period for ranks; 0: none
 };
+
+// Ranks get a heartbeat line every period; the shim ends the rank after
+// k_shim_heartbeat_misses of its periods pass without one, i.e. after
+// (misses - 1) to misses periods of silence: 10 to 15 s.
+inline constexpr Millis k_shim_heartbeat_period{5'000};
+inline constexpr int k_shim_heartbeat_misses = 3;
+inline constexpr std::string_view k_shim_beat_line = "beat\n";
 
 // The bytes for the shim's stdin: "<length>\n" and a sh text that sets the
 // workdir and grace, defines a function of `export NAME='value'` lines and

@@ -43,7 +43,7 @@ Result<int> run_bench(const BenchCommand& cmd) {
   if (!options) {
     return fail(options.error());
   }
-  auto job = load_job_for(cmd.common);
+  auto job = load_job_for(cmd.common, JobClock::starts);
   if (!job) {
     return fail(job.error());
   }

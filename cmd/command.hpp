@@ -30,8 +30,12 @@ void set_trailing_command(std::vector<std::string> words);
 const std::vector<std::string>& trailing_command();
 
 void add_common_options(CLI::App& sub, CommonOptions& opts);
-// Sets the log level from -v/-q and loads the job with the overrides.
-Result<JobSpec> load_job_for(const CommonOptions& opts);
+// Whether the job's timeout runs from now (run, bench): it then covers every
+// phase, host discovery and connecting included.
+enum class JobClock { stopped, starts };
+// Sets the log level from -v/-q, arms the stop token (signals; see
+// src/util/signals.hpp) and loads the job with the overrides.
+Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock = JobClock::stopped);
 // Prints `error` as "ddl: error: ..." and returns its exit code.
 int report(const Error& error);
 

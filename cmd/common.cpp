@@ -4,6 +4,7 @@
 
 #include "cmd/command.hpp"
 #include "src/util/log.hpp"
+#include "src/util/signals.hpp"
 
 namespace ddl::cmd {
 
@@ -32,13 +33,21 @@ void add_common_options(CLI::App& sub, CommonOptions& opts) {
   sub.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");
 }
 
-Result<JobSpec> load_job_for(const CommonOptions& opts) {
+Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock) {
   set_log_level(opts.verbose, opts.quiet);
+  // From here on Ctrl-C, SIGTERM and the job's timeout end every phase.
+  if (auto armed = stop::arm(); !armed) {
+    return fail(armed.error());
+  }
   Overrides overrides = opts.overrides;
   if (!trailing_command().empty()) {
     overrides.command = trailing_command();
   }
-  return load_job(opts.job_file, overrides);
+  auto job = load_job(opts.job_file, overrides);
+  if (job && clock == JobClock::starts) {
+    stop::set_timeout(job->timeout);
+  }
+  return job;
 }
 
 int report(const Error& error) {

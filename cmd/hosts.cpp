@@ -7,6 +7,7 @@
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
 #include "src/util/json.hpp"
+#include "src/util/signals.hpp"
 #include "src/util/table.hpp"
 
 namespace ddl::cmd {
@@ -84,6 +85,9 @@ std::string checked_json(const Inventory& inventory, const std::vector<HostCheck
 // --check: every host reached through the backend; exit 3 when any failed.
 int check_inventory(Backend& backend, const Inventory& inventory, bool json) {
   auto checks = backend.check(inventory);
+  if (stop::requested()) {
+    return report(stop::error("checking the hosts"));
+  }
   fmt::print("{}", json ? checked_json(inventory, checks) : checked_table(inventory, checks));
   for (const auto& check : checks) {
     if (!check.reachable || !check.error.empty()) {

@@ -13,6 +13,8 @@
 #include "src/launch/supervisor.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/file.hpp"
+#include "src/util/net.hpp"
+#include "src/util/signals.hpp"
 
 extern char** environ;
 
@@ -113,6 +115,9 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
     return fail(plan.error());
   }
   planned.plan = std::move(*plan);
+  if (stop::requested()) {
+    return fail(stop::error("planning the job"));
+  }
   return planned;
 }
 
@@ -159,6 +164,7 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   ctx.token = (*rendezvous)->token();
   SupervisorOptions supervisor;
   supervisor.timeout = job.timeout;
+  supervisor.deadline = stop::deadline();
   supervisor.max_restarts = options.max_restarts;
   supervisor.grace = job.grace;
   supervisor.output = options.output;

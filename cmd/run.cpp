@@ -31,7 +31,7 @@ int print_dry_run(const JobSpec& job, const PlannedJob& planned) {
 }
 
 Result<int> run_job(const RunOptions& opts) {
-  auto job = load_job_for(opts.common);
+  auto job = load_job_for(opts.common, JobClock::starts);
   if (!job) {
     return fail(job.error());
   }

@@ -13,6 +13,7 @@
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/kubernetes/kubectl_stderr.hpp"
 #include "backends/shim.hpp"
+#include "src/util/signals.hpp"
 
 namespace ddl::kubernetes {
 
@@ -48,21 +49,26 @@ Result<ExecResult> exec_once(const KubernetesSection& k8s, const std::string& po
   if (!payload) {
     return fail(payload.error());
   }
+  // Dies with ddl and with its phase: Ctrl-C or the deadline kill it.
   auto child = spawn_piped(exec_argv(k8s, pod, {"sh", "-c", std::string(shim_script())}),
-                           {.set_env = {}, .new_process_group = true});
+                           {.set_env = {}, .new_process_group = true, .death_signal = SIGKILL});
   if (!child) {
     return fail(child.error());
   }
   write_all(child->in_fd, *payload);
   KubectlStderr err;
   bool timed_out = false;
+  bool stopped = false;
   int status = pump_and_wait(
       *child, [&](Stream stream, std::string_view bytes) {
         if (stream == Stream::err) {
           err.feed(bytes);
         }
       },
-      k_check_timeout_ms, &timed_out);
+      k_check_timeout_ms, &timed_out, &stopped);
+  if (stopped) {
+    return fail(stop::error("checking the pods"));
+  }
   ExecResult result{exit_of_status(status), false, ""};
   err.finish(result.exit.code);
   result.shim_started = err.shim_started();
@@ -125,7 +131,7 @@ Result<void> KubernetesBackend::prepare(const Plan& plan, std::span<const RankLa
   int threads = std::min<int>(k_parallel_checks, static_cast<int>(plan.hosts.size()));
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&] {
-      for (std::size_t i = next++; i < plan.hosts.size(); i = next++) {
+      for (std::size_t i = next++; i < plan.hosts.size() && !stop::requested(); i = next++) {
         auto result = exec_once(k8s_, plan.hosts[i].name, check);
         problems[i] = check_problem(result, workdir, program);
       }
@@ -152,7 +158,7 @@ Result<void> KubernetesBackend::prepare(const Plan& plan, std::span<const RankLa
 }
 
 Result<void> KubernetesBackend::start(const RankLaunch& launch, RankEvents& events) {
-  ShimJob job{launch.env, pod_workdir(launch), launch.argv, launch.grace};
+  ShimJob job{launch.env, pod_workdir(launch), launch.argv, launch.grace, k_shim_heartbeat_period};
   auto payload = shim_payload(job);
   if (!payload) {
     return fail(payload.error());
@@ -171,6 +177,7 @@ Result<void> KubernetesBackend::start(const RankLaunch& launch, RankEvents& even
   {
     std::lock_guard lock(ranks_mutex_);
     ranks_[launch.rank] = std::move(rank);
+    start_heartbeat();
   }
   events.started(launch.rank, child->pid);
   int id = launch.rank;
@@ -229,7 +236,34 @@ void KubernetesBackend::signal(int rank, int signo) {
   }
 }
 
+void KubernetesBackend::start_heartbeat() {
+  if (heartbeat_.joinable()) {
+    return;
+  }
+  heartbeat_stop_ = false;
+  heartbeat_ = std::thread([this] {
+    std::unique_lock lock(ranks_mutex_);
+    while (!heartbeat_wake_.wait_for(lock, k_shim_heartbeat_period, [this] { return heartbeat_stop_; })) {
+      for (auto& [id, rank] : ranks_) {
+        write_control(*rank, k_shim_beat_line, false);
+      }
+    }
+  });
+}
+
+void KubernetesBackend::stop_heartbeat() {
+  {
+    std::lock_guard lock(ranks_mutex_);
+    heartbeat_stop_ = true;
+  }
+  heartbeat_wake_.notify_all();
+  if (heartbeat_.joinable()) {
+    heartbeat_.join();
+  }
+}
+
 void KubernetesBackend::shutdown() {
+  stop_heartbeat();
   std::lock_guard lock(ranks_mutex_);
   for (auto& [id, rank] : ranks_) {
     write_control(*rank, "KILL\n", true);

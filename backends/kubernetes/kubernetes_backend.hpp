@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,7 +18,9 @@ namespace ddl::kubernetes {
 // Ranks inside pods: one `kubectl exec -i POD [-c C] -- sh -c SHIM` per rank,
 // the shim of backends/shim.hpp reading the rank's env, workdir and argv on
 // stdin. Closing that stdin (ddl ends, or is killed) ends the rank inside the
-// pod, which a plain kill of kubectl would not. prepare() checks in every pod
+// pod, which a plain kill of kubectl would not; a heartbeat line every
+// k_shim_heartbeat_period ends it too when it stops (kubectl killed without
+// EOF reaching the pod, the pod cut off). prepare() checks in every pod
 // at once that kubectl works and that the workdir and argv[0] exist. Ranks
 // start in [job] workdir, else in the container's own.
 class KubernetesBackend final : public Backend {
@@ -46,11 +49,17 @@ private:
   };
 
   void write_control(Rank& rank, std::string_view line, bool then_close);
+  void start_heartbeat();  // call with ranks_mutex_ held
+  void stop_heartbeat();
 
   KubernetesSection k8s_;
   std::optional<int> pod_slots_;
   std::mutex ranks_mutex_;
   std::map<int, std::unique_ptr<Rank>> ranks_;
+  // Writes k_shim_beat_line to every rank; its state is guarded by ranks_mutex_.
+  std::thread heartbeat_;
+  std::condition_variable heartbeat_wake_;
+  bool heartbeat_stop_ = false;
 };
 
 } // namespace ddl::kubernetes

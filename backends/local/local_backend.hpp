@@ -11,7 +11,7 @@
 #include <sys/types.h>
 
 #include "src/launch/backend.hpp"
-#include "backends/local/lifeline.hpp"
+#include "src/util/lifeline.hpp"
 
 namespace ddl {
 

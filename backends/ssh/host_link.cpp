@@ -5,6 +5,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <chrono>
+
 #include <fmt/core.h>
 
 namespace ddl {
@@ -140,6 +142,19 @@ void HostLink::lose_connection() {
   channels_.clear();
 }
 
+// Every started rank's shim gets a beat line each period; a shim that hears
+// none for k_shim_heartbeat_misses periods (this host cut off) ends its rank.
+void HostLink::send_heartbeats() {
+  auto now = std::chrono::steady_clock::now();
+  if (now < next_beat_) {
+    return;
+  }
+  next_beat_ = now + k_shim_heartbeat_period;
+  for (auto& [rank, entry] : channels_) {
+    entry->channel->send(k_shim_beat_line);
+  }
+}
+
 void HostLink::run() {
   ssh_event event = ssh_event_new();
   ssh_event_add_session(event, session_.get());
@@ -157,6 +172,7 @@ void HostLink::run() {
       continue;
     }
     ssh_event_dopoll(event, channels_.empty() ? 1000 : 200);
+    send_heartbeats();
     if ((ssh_get_status(session_.get()) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0 ||
         ssh_is_connected(session_.get()) == 0) {
       reap_closed();

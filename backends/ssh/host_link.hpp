@@ -6,6 +6,7 @@
 // libssh sessions are not thread-safe, so every libssh call for this
 // session happens on that thread; the others only queue work.
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -45,6 +46,7 @@ private:
   void drain_tasks();
   void reap_closed();
   void lose_connection();
+  void send_heartbeats();
 
   std::string host_name_;
   SshSessionPtr session_;
@@ -55,6 +57,7 @@ private:
   bool closing_ = false;
   bool lost_ = false;
   std::map<int, std::unique_ptr<RankChannel>> channels_;  // thread-owned
+  std::chrono::steady_clock::time_point next_beat_{};     // thread-owned
   std::thread thread_;
 };
 

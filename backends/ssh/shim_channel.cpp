@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include "src/util/signals.hpp"
+
 namespace ddl {
 
 ShimChannel::ShimChannel(ssh_session session, Sink* sink) : session_(session), sink_(sink) {}
@@ -170,19 +172,28 @@ Result<ShimCapture> run_shim_once(ssh_session session, const ShimJob& job, Milli
   ssh_event_add_session(event, session);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   bool timed_out = false;
+  bool stopped = false;
   while (!channel.closed()) {
+    if (stop::requested()) {
+      stopped = true;
+      channel.send(*shim_signal_line(9));
+      break;
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       timed_out = true;
       channel.send(*shim_signal_line(9));
       break;
     }
-    ssh_event_dopoll(event, 100);
+    ssh_event_dopoll(event, stop::wait_ms(100));
     if ((ssh_get_status(session) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0) {
       break;
     }
   }
   ssh_event_remove_session(event, session);
   ssh_event_free(event);
+  if (stopped) {
+    return fail(stop::error("probing the host"));
+  }
   if (timed_out) {
     return fail(ExitCode::launch, fmt::format("no answer within {:g}s", static_cast<double>(timeout.count()) / 1000.0));
   }

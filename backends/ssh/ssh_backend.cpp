@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <optional>
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +14,7 @@
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "backends/ssh/ssh_probe.hpp"
+#include "src/util/signals.hpp"
 
 namespace ddl {
 
@@ -47,12 +49,15 @@ Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const
   ssh_event event = ssh_event_new();
   ssh_event_add_session(event, session);
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!all_settled() && std::chrono::steady_clock::now() < deadline &&
+  while (!all_settled() && std::chrono::steady_clock::now() < deadline && !stop::requested() &&
          (ssh_get_status(session) & (SSH_CLOSED | SSH_CLOSED_ERROR)) == 0) {
-    ssh_event_dopoll(event, 100);
+    ssh_event_dopoll(event, stop::wait_ms(100));
   }
   ssh_event_remove_session(event, session);
   ssh_event_free(event);
+  if (stop::requested()) {
+    return fail(stop::error("waiting for the preflight check"));
+  }
   for (const auto& [rank, channel] : channels) {
     if (channel->ready()) {
       continue;
@@ -148,12 +153,18 @@ Result<void> SshBackend::prepare(const Plan& plan, std::span<const RankLaunch> l
   std::vector<SshSessionPtr> sessions(tasks.size());
   std::vector<HostLink::ReadyChannels> ready(tasks.size());
   std::vector<std::string> problems(tasks.size());
+  std::vector<std::optional<Error>> stopped(tasks.size());  // Ctrl-C, the deadline
   Millis check_timeout = remote_answer_timeout(options_);
   for_each_parallel(tasks.size(), options_.fanout, [&](std::size_t i) {
     const Host& host = plan.hosts[tasks[i].host];
+    if (stop::requested()) {
+      problems[i] = stop::error("connecting").message;
+      return;
+    }
     auto session = ssh_open(options_, host);
     if (!session) {
       problems[i] = session.error().message;
+      stopped[i] = stop::is_stop_error(session.error()) ? std::optional(session.error()) : std::nullopt;
       return;
     }
     const RankLaunch& first = first_launch_of(launches, task_ranks[i]);
@@ -161,12 +172,18 @@ Result<void> SshBackend::prepare(const Plan& plan, std::span<const RankLaunch> l
     auto channels = open_checked_channels(session->get(), task_ranks[i], first.workdir, program, check_timeout);
     if (!channels) {
       problems[i] = channels.error().message;
+      stopped[i] = stop::is_stop_error(channels.error()) ? std::optional(channels.error()) : std::nullopt;
       return;
     }
     ready[i] = std::move(*channels);
     sessions[i] = std::move(*session);
   });
 
+  for (const auto& stop_error : stopped) {
+    if (stop_error) {
+      return fail(*stop_error);  // the phase it cut short
+    }
+  }
   std::string report;
   int failed_hosts = 0;
   for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
@@ -203,7 +220,7 @@ Result<void> SshBackend::start(const RankLaunch& launch, RankEvents& events) {
   if (index >= rank_link_.size() || links_.empty()) {
     return fail(ExitCode::launch, fmt::format("rank {} was not prepared", launch.rank));
   }
-  ShimJob job{launch.env, launch.workdir, launch.argv, launch.grace};
+  ShimJob job{launch.env, launch.workdir, launch.argv, launch.grace, k_shim_heartbeat_period};
   auto payload = shim_payload(job);
   if (!payload) {
     return fail(payload.error());

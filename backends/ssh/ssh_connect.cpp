@@ -2,8 +2,12 @@
 #include "backends/ssh/ssh_connect.hpp"
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <netinet/in.h>
+#include <poll.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,9 +15,13 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include "src/util/signals.hpp"
+
 namespace ddl {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 std::string last_error(ssh_session session) {
   std::string text = ssh_get_error(session);
@@ -146,8 +154,57 @@ Result<void> verify_host_key(ssh_session session, const SshSection& options) {
   return {};
 }
 
-Result<void> authenticate(ssh_session session, const SshSection& options) {
-  if (ssh_userauth_none(session, nullptr) == SSH_AUTH_SUCCESS) {
+// How a non-blocking libssh step ended.
+enum class Step { done, stopped, timed_out };
+
+// Calls `step` (a non-blocking libssh call) until it answers other than
+// `again`, waiting for the session's socket between calls, the stop token
+// (Ctrl-C, SIGTERM, the job's deadline) and `deadline` in view. `rc` holds
+// its last answer.
+template <typename Call>
+Step step_until_done(ssh_session session, const Call& step, int again, Clock::time_point deadline, int& rc) {
+  constexpr int k_tick_ms = 20;  // libssh may hold data already read
+  while ((rc = step()) == again) {
+    if (stop::requested()) {
+      return Step::stopped;
+    }
+    if (Clock::now() >= deadline) {
+      return Step::timed_out;
+    }
+    std::array<pollfd, 2> fds{{{ssh_get_fd(session), POLLIN, 0}, {stop::fd(), POLLIN, 0}}};
+    ::poll(fds.data(), fds.size(), stop::wait_ms(k_tick_ms));
+  }
+  return Step::done;
+}
+
+// ssh_userauth_* in non-blocking mode, bounded by connect_timeout and the
+// stop token; SSH_AUTH_ERROR when either ends it (ended() says which).
+class AuthSteps {
+public:
+  AuthSteps(ssh_session session, Millis timeout) : session_(session), timeout_(timeout) {}
+  template <typename Call> int run(const Call& call) {
+    if (ended_ != Step::done) {
+      return SSH_AUTH_ERROR;
+    }
+    int rc = SSH_AUTH_ERROR;
+    Step how = step_until_done(session_, call, SSH_AUTH_AGAIN, Clock::now() + timeout_, rc);
+    if (how != Step::done) {
+      ended_ = how;
+      return SSH_AUTH_ERROR;
+    }
+    return rc;
+  }
+  // Step::done unless the stop token or the timeout ended a step.
+  Step ended() const { return ended_; }
+
+private:
+  ssh_session session_;
+  Millis timeout_;
+  Step ended_ = Step::done;
+};
+
+Result<void> authenticate_with(ssh_session session, const SshSection& options, AuthSteps& steps) {
+  if (steps.run([&] { return ssh_userauth_none(session, nullptr); }) == SSH_AUTH_SUCCESS) {
     return {};
   }
   std::string tried;
@@ -157,7 +214,7 @@ Result<void> authenticate(ssh_session session, const SshSection& options) {
     if (ssh_pki_import_privkey_file(path.c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK) {
       return fail(ExitCode::launch, fmt::format("cannot read identity {}", path));
     }
-    int rc = ssh_userauth_publickey(session, nullptr, key);
+    int rc = steps.run([&] { return ssh_userauth_publickey(session, nullptr, key); });
     ssh_key_free(key);
     if (rc == SSH_AUTH_SUCCESS) {
       return {};
@@ -165,12 +222,13 @@ Result<void> authenticate(ssh_session session, const SshSection& options) {
     tried = "identity " + path;
   } else {
     if (std::getenv("SSH_AUTH_SOCK") != nullptr) {
-      if (ssh_userauth_agent(session, nullptr) == SSH_AUTH_SUCCESS) {
+      if (steps.run([&] { return ssh_userauth_agent(session, nullptr); }) == SSH_AUTH_SUCCESS) {
         return {};
       }
       tried = "agent, ";
     }
-    if (ssh_userauth_publickey_auto(session, nullptr, nullptr) == SSH_AUTH_SUCCESS) {
+    if (steps.run([&] { return ssh_userauth_publickey_auto(session, nullptr, nullptr); }) ==
+        SSH_AUTH_SUCCESS) {
       return {};
     }
     tried += "default keys";
@@ -180,6 +238,38 @@ Result<void> authenticate(ssh_session session, const SshSection& options) {
   std::string who = user != nullptr ? user : "?";
   ssh_string_free_char(user);
   return fail(ExitCode::launch, fmt::format("authentication failed for user {} (tried {})", who, tried));
+}
+
+Result<void> authenticate(ssh_session session, const SshSection& options) {
+  AuthSteps steps(session, options.connect_timeout);
+  auto result = authenticate_with(session, options, steps);
+  if (steps.ended() == Step::stopped) {
+    return fail(stop::error("authenticating"));
+  }
+  if (steps.ended() == Step::timed_out) {
+    return fail(ExitCode::launch, fmt::format("authentication did not finish within {} (connect_timeout)",
+                                              format_duration(options.connect_timeout)));
+  }
+  return result;
+}
+
+// TCP connect and key exchange, bounded by connect_timeout and the stop token.
+Result<void> connect_and_exchange_keys(ssh_session session, const SshSection& options, const Host& host) {
+  int rc = SSH_ERROR;
+  Step how = step_until_done(session, [&] { return ssh_connect(session); }, SSH_AGAIN,
+                             Clock::now() + options.connect_timeout, rc);
+  if (how == Step::stopped) {
+    return fail(stop::error("connecting"));
+  }
+  std::string why = how == Step::timed_out ? fmt::format("Timeout connecting to {}", host.address)
+                                           : last_error(session);
+  if (how == Step::timed_out || rc != SSH_OK) {
+    return fail(ExitCode::launch,
+                fmt::format("cannot connect: {} (is sshd running there? check the name, [ssh] port "
+                            "and connect_timeout; 'ddl hosts --check' tries every host)",
+                            why));
+  }
+  return {};
 }
 
 } // namespace
@@ -227,11 +317,11 @@ Result<SshSessionPtr> ssh_open(const SshSection& options, const Host& host) {
   if (auto set = set_options(session.get(), options, host); !set) {
     return fail(set.error());
   }
-  if (ssh_connect(session.get()) != SSH_OK) {
-    return fail(ExitCode::launch,
-                fmt::format("cannot connect: {} (is sshd running there? check the name, [ssh] port "
-                            "and connect_timeout; 'ddl hosts --check' tries every host)",
-                            last_error(session.get())));
+  // Non-blocking until authenticated, so that Ctrl-C and the job's deadline
+  // end a connection to a black-holed or slow host at once.
+  ssh_set_blocking(session.get(), 0);
+  if (auto connected = connect_and_exchange_keys(session.get(), options, host); !connected) {
+    return fail(connected.error());
   }
   if (auto verified = verify_host_key(session.get(), options); !verified) {
     return fail(verified.error());
@@ -239,6 +329,7 @@ Result<SshSessionPtr> ssh_open(const SshSection& options, const Host& host) {
   if (auto authenticated = authenticate(session.get(), options); !authenticated) {
     return fail(authenticated.error());
   }
+  ssh_set_blocking(session.get(), 1);
   set_keepalive(session.get(), options.connect_timeout);
   return session;
 }

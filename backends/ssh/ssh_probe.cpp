@@ -11,6 +11,7 @@
 #include "backends/ssh/ssh_connect.hpp"
 #include "src/util/net.hpp"
 #include "src/util/process.hpp"
+#include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -30,6 +31,10 @@ constexpr const char* k_probe_script =
 
 HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& remote_ddl) {
   HostCheck check;
+  if (stop::requested()) {
+    check.error = stop::error("connecting").message;
+    return check;
+  }
   auto session = ssh_open(ssh, host);
   if (!session) {
     check.error = session.error().message;
@@ -122,6 +127,9 @@ std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string&
 
 Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts) {
   auto checks = ssh_check_hosts(ssh, remote_ddl_path(ssh), hosts);
+  if (stop::requested()) {
+    return fail(stop::error("probing the GPUs of the hosts"));
+  }
   std::string problems;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     const HostCheck& check = checks[i];

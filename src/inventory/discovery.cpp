@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The discovery script and the local GPU count: short-lived child processes,
-// bounded in time; on timeout the child's whole process group is killed.
+// bounded in time; on timeout, Ctrl-C, SIGTERM or the job's deadline the
+// child's whole process group is killed, and so it is when ddl dies, even by
+// SIGKILL (PR_SET_PDEATHSIG and a lifeline watcher).
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -12,7 +14,9 @@
 #include <unistd.h>
 
 #include "src/inventory/inventory.hpp"
+#include "src/util/lifeline.hpp"
 #include "src/util/process.hpp"
+#include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -25,6 +29,7 @@ struct Captured {
   int status = 0;          // as from waitpid
   bool timed_out = false;
   bool too_much_output = false;  // stdout went past k_max_output
+  bool stopped = false;          // stop::requested(): ddl is ending
   std::string out;
   std::string err;
 };
@@ -61,10 +66,18 @@ void supervise(ChildProcess& child, Millis timeout, Captured& result) {
   bool err_open = true;
   bool exited = false;
   while (true) {
-    pollfd fds[2] = {{out_open ? child.out_fd : -1, POLLIN, 0},
-                     {err_open ? child.err_fd : -1, POLLIN, 0}};
+    if (stop::requested()) {
+      result.stopped = true;
+      break;
+    }
+    pollfd fds[3] = {{out_open ? child.out_fd : -1, POLLIN, 0},
+                     {err_open ? child.err_fd : -1, POLLIN, 0},
+                     {stop::fd(), POLLIN, 0}};
     // Both pipes closed: the child is exiting, so look again soon.
-    const int ready = ::poll(fds, 2, exited ? 0 : (out_open || err_open ? 50 : 1));
+    const int ready = ::poll(fds, 3, exited ? 0 : stop::wait_ms(out_open || err_open ? 50 : 1));
+    if (ready > 0 && fds[2].revents != 0) {
+      continue;  // a signal: stop::requested() says so
+    }
     if (ready > 0) {
       if (out_open && (fds[0].revents & (POLLIN | POLLHUP)) != 0) {
         out_open = drain(child.out_fd, result.out);
@@ -100,6 +113,12 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, Millis timeo
   spec.argv = argv;
   spec.env = environment_with({});
   spec.group = ProcessGroup::new_group;
+  spec.death_signal = SIGKILL;
+  // Kills the group (what the script started too) should ddl die first.
+  Lifeline lifeline;
+  if (auto watching = lifeline.start(); !watching) {
+    return fail(watching.error());
+  }
   auto started = spawn_process(spec);
   if (!started) {
     const char* why = std::strerror(started.failure.error);
@@ -112,8 +131,10 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, Millis timeo
       return fail(ExitCode::launch, fmt::format("cannot run {}: {}", argv[0], why));
     }
   }
+  lifeline.watch(started.child.pid);
   Captured result;
   supervise(started.child, timeout, result);
+  lifeline.forget(started.child.pid);
   return result;
 }
 
@@ -156,6 +177,9 @@ Result<Inventory> script_inventory(const std::string& script, Millis timeout, in
   auto run = run_captured({script}, timeout);
   if (!run) {
     return fail(ExitCode::launch, "discovery script: " + run.error().message);
+  }
+  if (run->stopped) {
+    return fail(stop::error(fmt::format("running the discovery script {}", script)));
   }
   if (run->timed_out) {
     return fail(ExitCode::launch,

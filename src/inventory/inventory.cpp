@@ -6,6 +6,7 @@
 
 #include "src/inventory/inventory.hpp"
 #include "src/util/file.hpp"
+#include "src/util/signals.hpp"
 
 namespace ddl {
 
@@ -92,7 +93,11 @@ Result<Inventory> discover_hosts(const JobSpec& job) {
     return script_inventory(job.hosts.discovery_script, job.hosts.discovery_timeout,
                             job.hosts.slots.value_or(1));
   }
-  return local_inventory(job);
+  Inventory local = local_inventory(job);
+  if (stop::requested()) {
+    return fail(stop::error("probing the local GPUs (nvidia-smi)"));
+  }
+  return local;
 }
 
 } // namespace ddl

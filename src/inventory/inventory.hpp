@@ -36,7 +36,8 @@ Result<Inventory> slurm_inventory(const std::function<const char*(const char*)>&
 // Runs the discovery script (bounded by `timeout`), parses host[:slots] lines.
 Result<Inventory> script_inventory(const std::string& script, Millis timeout, int default_slots);
 
-// Counts local GPUs (nvidia-smi or /proc/driver/nvidia/gpus), 0 when none.
+// Counts local GPUs (nvidia-smi or /proc/driver/nvidia/gpus), 0 when none
+// (and when stop::requested() cut nvidia-smi short: the caller checks).
 int local_gpu_count();
 
 // Finds the hosts for `job` from its one host source (-H / list, hostfile,

@@ -80,6 +80,10 @@ void Attempt::run() {
 
 void Attempt::start_ranks() {
   for (const auto& launch : gang_.launches()) {
+    if (stop::requested()) {  // never a rank after a Ctrl-C or the deadline
+      handle_signals();
+      check_deadlines();
+    }
     if (reason != StopReason::none) {
       exited_[static_cast<std::size_t>(launch.rank)] = true;
       continue;
@@ -222,13 +226,17 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
   if (!launches) {
     return fail(launches.error());
   }
+  if (stop::requested()) {
+    return fail(stop::error("preparing the launch"));
+  }
   if (auto prepared = backend.prepare(plan, *launches); !prepared) {
-    return fail(prepared.error());
+    bool stopped = stop::requested() && !stop::is_stop_error(prepared.error());
+    return fail(stopped ? stop::error("preparing the hosts") : prepared.error());
   }
   Output output(options.output);
   auto job_start = SteadyClock::now();
-  std::optional<SteadyClock::time_point> deadline;
-  if (options.timeout) {
+  std::optional<SteadyClock::time_point> deadline = options.deadline;
+  if (options.timeout && !deadline) {
     deadline = job_start + *options.timeout;
   }
   for (int attempt = 0;; ++attempt) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -15,6 +16,9 @@ namespace ddl {
 
 struct SupervisorOptions {
   std::optional<Millis> timeout;  // the whole job, all attempts
+  // When the timeout ends the job (stop::deadline(): it runs from the job's
+  // start); nullopt: `timeout` after the backend is prepared.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   int max_restarts = 0;
   Millis grace{10'000};           // between SIGTERM and SIGKILL
   OutputOptions output;

@@ -71,11 +71,18 @@ ProcessExit process_exit(int wait_status);
 
 // Reads the child's stdout and stderr until both close, handing each chunk to
 // `sink`, then reaps it and returns its wait status. With `deadline_ms`, kills
-// it (SIGKILL) when it runs longer and sets `timed_out`. Closes its fds.
+// it (SIGKILL) when it runs longer and sets `timed_out`. With `stopped`, a
+// helper that ends with ddl's phase: once stop::requested() (Ctrl-C, SIGTERM,
+// the job's deadline) it is killed (its process group when it leads one) and
+// `stopped` is set. Closes its fds.
 enum class OutputStream { out, err };
 int pump_output(ChildProcess& child,
                 const std::function<void(OutputStream, std::string_view)>& sink,
-                std::optional<long> deadline_ms = std::nullopt, bool* timed_out = nullptr);
+                std::optional<long> deadline_ms = std::nullopt, bool* timed_out = nullptr,
+                bool* stopped = nullptr);
+
+// SIGKILL to the child's process group when it leads one, else to it alone.
+void kill_child_tree(pid_t pid);
 
 // Closes `fd` if open and sets it to -1.
 void close_fd(int& fd);

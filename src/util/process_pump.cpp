@@ -3,22 +3,42 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 
 #include "src/util/process.hpp"
+#include "src/util/signals.hpp"
 
 namespace ddl {
 
+void kill_child_tree(pid_t pid) {
+  if (pid <= 0) {
+    return;
+  }
+  if (::getpgid(pid) == pid) {
+    ::kill(-pid, SIGKILL);
+  } else {
+    ::kill(pid, SIGKILL);
+  }
+}
+
 int pump_output(ChildProcess& child,
                 const std::function<void(OutputStream, std::string_view)>& sink,
-                std::optional<long> deadline_ms, bool* timed_out) {
+                std::optional<long> deadline_ms, bool* timed_out, bool* stopped) {
   auto start = std::chrono::steady_clock::now();
   char buffer[65536];
+  constexpr int k_stop_poll_ms = 200;
   while (child.out_fd >= 0 || child.err_fd >= 0) {
-    pollfd fds[2] = {{child.out_fd, POLLIN, 0}, {child.err_fd, POLLIN, 0}};
-    int wait_ms = -1;
+    if (stopped != nullptr && stop::requested()) {
+      kill_child_tree(child.pid);
+      *stopped = true;
+      break;
+    }
+    pollfd fds[3] = {{child.out_fd, POLLIN, 0}, {child.err_fd, POLLIN, 0},
+                     {stopped != nullptr ? stop::fd() : -1, POLLIN, 0}};
+    int wait_ms = stopped != nullptr ? stop::wait_ms(k_stop_poll_ms) : -1;
     if (deadline_ms) {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - start).count();
@@ -29,9 +49,10 @@ int pump_output(ChildProcess& child,
         }
         break;
       }
-      wait_ms = static_cast<int>(*deadline_ms - elapsed);
+      int left = static_cast<int>(*deadline_ms - elapsed);
+      wait_ms = wait_ms < 0 ? left : std::min(wait_ms, left);
     }
-    int ready = ::poll(fds, 2, wait_ms);
+    int ready = ::poll(fds, 3, wait_ms);
     if (ready < 0 && errno != EINTR) {
       break;
     }

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include "src/util/signals.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 
+#include <atomic>
+
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <fmt/core.h>
@@ -19,9 +23,13 @@ constexpr std::array<int, 3> k_forwarded = {SIGINT, SIGTERM, SIGHUP};
 
 int g_read_fd = -1;
 volatile int g_write_fd = -1;  // read by the handler
+volatile std::sig_atomic_t g_first_signal = 0;
 
 extern "C" void on_signal(int signo) {
   int saved = errno;
+  if (g_first_signal == 0) {
+    g_first_signal = signo;
+  }
   auto byte = static_cast<unsigned char>(signo);
   if (g_write_fd >= 0) {
     [[maybe_unused]] ssize_t ignored = ::write(g_write_fd, &byte, 1);
@@ -86,6 +94,94 @@ void SignalPipe::uninstall() {
     ::close(g_read_fd);
     g_read_fd = -1;
   }
+  g_first_signal = 0;
 }
+
+namespace stop {
+
+namespace {
+
+std::atomic<Clock::rep> g_armed_at{0};
+std::atomic<Clock::rep> g_deadline{0};  // 0: none
+std::atomic<Millis::rep> g_timeout_ms{0};
+
+const char* signal_name(int signo) {
+  switch (signo) {
+  case SIGINT: return "SIGINT";
+  case SIGTERM: return "SIGTERM";
+  case SIGHUP: return "SIGHUP";
+  default: return "a signal";
+  }
+}
+
+} // namespace
+
+Result<void> arm() {
+  if (auto installed = SignalPipe::install(); !installed) {
+    return installed;
+  }
+  Clock::rep zero = 0;
+  g_armed_at.compare_exchange_strong(zero, Clock::now().time_since_epoch().count());
+  return {};
+}
+
+void set_timeout(std::optional<Millis> timeout) {
+  if (!timeout) {
+    g_deadline = 0;
+    g_timeout_ms = 0;
+    return;
+  }
+  Clock::rep start = g_armed_at.load();
+  Clock::time_point from = start == 0 ? Clock::now() : Clock::time_point(Clock::duration(start));
+  g_timeout_ms = timeout->count();
+  g_deadline = (from + *timeout).time_since_epoch().count();
+}
+
+std::optional<Clock::time_point> deadline() {
+  Clock::rep at = g_deadline.load();
+  if (at == 0) {
+    return std::nullopt;
+  }
+  return Clock::time_point(Clock::duration(at));
+}
+
+int first_signal() { return static_cast<int>(g_first_signal); }
+
+bool requested() {
+  if (g_first_signal != 0) {
+    return true;
+  }
+  auto at = deadline();
+  return at && Clock::now() >= *at;
+}
+
+Error error(std::string_view phase) {
+  int signo = first_signal();
+  if (signo != 0) {
+    return Error{static_cast<ExitCode>(128 + signo),
+                 fmt::format("interrupted by {} while {}", signal_name(signo), phase)};
+  }
+  return Error{ExitCode::timeout, fmt::format("timed out after {} (the job's timeout) while {}",
+                                              format_duration(Millis(g_timeout_ms.load())), phase)};
+}
+
+bool is_stop_error(const Error& error) {
+  int code = to_int(error.code);
+  return code == to_int(ExitCode::timeout) || code == 128 + SIGINT || code == 128 + SIGTERM ||
+         code == 128 + SIGHUP;
+}
+
+int wait_ms(int cap_ms) {
+  auto at = deadline();
+  if (!at) {
+    return cap_ms;
+  }
+  auto left = std::chrono::ceil<Millis>(*at - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, cap_ms));
+}
+
+int fd() { return g_read_fd; }
+
+} // namespace stop
 
 } // namespace ddl

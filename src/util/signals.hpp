@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <chrono>
+#include <optional>
+#include <string_view>
 #include <vector>
 
+#include "src/util/duration.hpp"
 #include "src/util/error.hpp"
 
 namespace ddl {
@@ -20,5 +24,37 @@ public:
   // Restores the default actions (for tests).
   static void uninstall();
 };
+
+// The process-wide stop token (DESIGN.md: Ctrl-C and --timeout work in every
+// phase). A command arms it first thing; every blocking wait before the
+// supervisor (job load, host discovery, GPU probe, ssh connect and
+// authentication, preflight checks, helper programs) polls it and ends its
+// phase with stop::error(): 130 after SIGINT, 143 after SIGTERM, 129 after
+// SIGHUP, 124 once the job's deadline (timeout after arm()) passed. The
+// supervisor reads the signals themselves through SignalPipe::take().
+namespace stop {
+
+using Clock = std::chrono::steady_clock;
+
+// Installs SignalPipe and starts the job clock. Idempotent.
+Result<void> arm();
+// The whole job's deadline: `timeout` after arm(); nullopt clears it.
+void set_timeout(std::optional<Millis> timeout);
+std::optional<Clock::time_point> deadline();
+// The first SIGINT, SIGTERM or SIGHUP since arm(); 0 when none came.
+int first_signal();
+// A signal came or the deadline passed.
+bool requested();
+// The error that ends a phase cut short by requested(): its exit code, and
+// "interrupted by SIGINT while PHASE" or "timed out after 5s (--timeout) while PHASE".
+Error error(std::string_view phase);
+// True for an Error that error() made (its code is 124 or 128+signal).
+bool is_stop_error(const Error& error);
+// How long a poll may sleep: until the deadline, at most `cap_ms`.
+int wait_ms(int cap_ms);
+// Readable once a signal came, for poll sets; never read it (the supervisor does).
+int fd();
+
+} // namespace stop
 
 } // namespace ddl

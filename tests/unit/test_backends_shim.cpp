@@ -383,3 +383,38 @@ TEST_CASE("ShimStderr passes login-shell noise and still finds the markers", "[s
   CHECK(filter.decided());
   CHECK(filter.feed("ddl-shim: pid 1\n") == "ddl-shim: pid 1\n");
 }
+
+TEST_CASE("shim: a silent launcher ends the whole process group", "[shim]") {
+  ddl::ShimJob job = sh_job("sleep 30 & echo $!; sleep 30; echo not-reached", 300ms);
+  job.heartbeat = 200ms;
+  ShimProcess shim(job);
+  std::string child = shim.stdout_line();
+  REQUIRE_FALSE(child.empty());
+  auto start = Clock::now();
+  auto status = shim.wait();
+  REQUIRE(status.has_value());
+  auto took = Clock::now() - start;
+  // k_shim_heartbeat_misses periods without a beat, stdin still open.
+  CHECK(took >= 200ms * (ddl::k_shim_heartbeat_misses - 1));
+  CHECK(took < 3s);
+  REQUIRE(WIFSIGNALED(*status));
+  CHECK(WTERMSIG(*status) == SIGTERM);
+  CHECK(gone_within(std::stol(child), 3s));
+  CHECK(shim.out().find("not-reached") == std::string::npos);
+}
+
+TEST_CASE("shim: heartbeats keep the rank running", "[shim]") {
+  ddl::ShimJob job = sh_job("echo ready; sleep 1.5; exit 5", 300ms);
+  job.heartbeat = 200ms;
+  ShimProcess shim(job);
+  REQUIRE(shim.stdout_line() == "ready");
+  auto end = Clock::now() + 2500ms;
+  std::optional<int> status;
+  while (!status && Clock::now() < end) {
+    shim.write_line(ddl::k_shim_beat_line);
+    status = shim.wait(100ms);
+  }
+  REQUIRE(status.has_value());
+  REQUIRE(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 5);
+}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "backends/local/lifeline.hpp"
+#include "src/util/lifeline.hpp"
 
 #include <array>
 #include <cerrno>
