@@ -32,6 +32,16 @@ Result<Inventory> job_hosts(const JobSpec& job, Backend& backend);
 // slots = "gpus") and the rank plan on them.
 Result<PlannedJob> plan_job(const JobSpec& job);
 
+// The address of rank 0's host: what MASTER_ADDR names and what every host's
+// interface is chosen toward.
+std::string rank0_address(const Plan& plan);
+
+// Per plan host, the interface toward rank 0's address, found through the
+// backend on each host. Empty when the user sets every one of
+// k_interface_variables (job.env, -x, env_pass) or the backend does not
+// look. Hosts where none was found are logged as warnings.
+std::vector<HostInterface> job_interfaces(const JobSpec& job, Backend& backend, const Plan& plan);
+
 // Where the backend runs ranks, for what of the launcher's env they get.
 RankPlace rank_place(const Backend& backend);
 

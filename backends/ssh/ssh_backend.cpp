@@ -110,6 +110,10 @@ std::vector<HostCheck> SshBackend::check(const Inventory& hosts) {
   return ssh_check_hosts(options_, ddl_path(), hosts);
 }
 
+std::vector<HostInterface> SshBackend::find_interfaces(const Inventory& hosts, const std::string& target) {
+  return ssh_find_interfaces(options_, hosts, target);
+}
+
 std::string SshBackend::ddl_path() const { return remote_ddl_path(options_); }
 
 Result<void> SshBackend::prepare(const Plan& plan, std::span<const RankLaunch> launches) {

@@ -26,6 +26,7 @@ public:
   Inventory resolve_addresses(Inventory hosts) override;
   Result<Inventory> probe_gpus(Inventory hosts) override;
   std::vector<HostCheck> check(const Inventory& hosts) override;
+  std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
   // [ssh] remote_ddl, else this binary's path.
   std::string ddl_path() const override;
 

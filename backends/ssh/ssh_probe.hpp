@@ -27,6 +27,12 @@ std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string&
 // (ExitCode::launch).
 Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts);
 
+// Per host, the interface its own route to `target` leaves from (`ip -o
+// route get` and `ip -o addr` there, under the shim); hosts that cannot be
+// reached or asked say why.
+std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inventory& hosts,
+                                              const std::string& target);
+
 // Hosts whose address is only their name get the ssh config's HostName for
 // it (an alias "node1" becomes 198.18.0.1), as ssh itself would connect.
 Inventory ssh_resolve_addresses(const SshSection& ssh, Inventory hosts);

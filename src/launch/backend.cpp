@@ -13,6 +13,10 @@ std::vector<HostCheck> Backend::check(const Inventory& hosts) {
   return std::vector<HostCheck>(hosts.size(), unsupported);
 }
 
+std::vector<HostInterface> Backend::find_interfaces(const Inventory& /*hosts*/, const std::string& /*target*/) {
+  return {};
+}
+
 std::string Backend::ddl_path() const { return own_executable_path(); }
 
 std::string Backend::dry_run_text(std::span<const RankLaunch> /*launches*/) const { return {}; }

@@ -67,6 +67,13 @@ public:
   // `hosts --check`: one entry per host, in order. Default: "--check is not
   // available for the NAME backend" on every host.
   virtual std::vector<HostCheck> check(const Inventory& hosts);
+  // Per host, in order: the interface holding the address that the host's
+  // own route to `target` (rank 0's address) leaves from, found on that host
+  // itself (interface names may differ between hosts). A host where none was
+  // found has an empty name and says why; its ranks then get no interface
+  // variables. Default: an empty list (the backend does not look; no host
+  // gets the variables).
+  virtual std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target);
   // True when every rank runs on this machine whatever the host names say
   // (the rendezvous then binds loopback). Default: false.
   virtual bool ranks_are_local() const { return false; }

@@ -1,12 +1,27 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "src/job/job.hpp"
 #include "src/plan/plan.hpp"
 
 namespace ddl {
+
+// The network interface of one host for the job's traffic: the one holding
+// the address that the host's own route to rank 0's address leaves from.
+struct HostInterface {
+  std::string name;     // "eth0"; "" when none was found
+  std::string address;  // the address it holds, the one peers reach
+  std::string why;      // how it was chosen, or why none was
+};
+
+// What ddl sets per host from HostInterface::name, unless the user sets it.
+inline constexpr std::array<std::string_view, 3> k_interface_variables = {
+    "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "HOROVOD_GLOO_IFACE"};
 
 // What is known only at launch time; --dry-run and render use placeholders.
 struct LaunchContext {
@@ -14,16 +29,34 @@ struct LaunchContext {
   std::string rendezvous = "<rendezvous>";   // host:port workers dial
   std::string token = "<redacted>";          // the job secret
   int master_port = 0;                       // torch.master_port, resolved
+  // Per plan host (plan.hosts order); empty or a nameless entry: none set.
+  std::vector<HostInterface> interfaces;
 };
 
 inline constexpr const char* k_redacted = "<redacted>";
 
 // The env ddl sets for `rank`: generic DDL_*, each framework of the job,
-// CUDA_VISIBLE_DEVICES (bind_gpus), then job.env. Not env_pass.
+// CUDA_VISIBLE_DEVICES (bind_gpus), its host's interface
+// (k_interface_variables), then job.env. Not env_pass.
 EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchContext& ctx);
 
 // The variables of the launcher's own environment that `env_pass` selects.
 EnvList passed_env(const JobSpec& job, char** environ_ptr);
+
+// Whether `name` is one ddl sets only where the user does not: a value from
+// env_pass (the launcher's environment) keeps it (job.env always wins).
+bool is_user_overridable_default(std::string_view name);
+
+// The interface `name` holding `source`, the address a host's route to
+// `target` (rank 0's address) leaves from, with why it was chosen.
+HostInterface interface_found(std::string name, std::string source, const std::string& target);
+// No interface, and why.
+HostInterface interface_unknown(std::string why);
+
+// Per host, the interface chosen and why (what --dry-run prints after the
+// plan table); "" when `interfaces` is empty.
+std::string interfaces_text(const Plan& plan, const std::vector<HostInterface>& interfaces,
+                            const std::string& target);
 
 // TF_CONFIG for one rank (compact JSON).
 std::string tf_config(const JobSpec& job, const Plan& plan, int rank);

@@ -134,6 +134,15 @@ void add_mpi(EnvList& env, const RankView& r) {
   env.emplace_back("PMI_SIZE", std::to_string(r.world));
 }
 
+void add_interface(EnvList& env, const LaunchContext& ctx, std::size_t host_index) {
+  if (host_index >= ctx.interfaces.size() || ctx.interfaces[host_index].name.empty()) {
+    return;
+  }
+  for (std::string_view name : k_interface_variables) {
+    env.emplace_back(std::string(name), ctx.interfaces[host_index].name);
+  }
+}
+
 // job.env comes last and wins: an earlier entry of the same name is dropped.
 void set_last(EnvList& env, const std::string& name, const std::string& value) {
   std::erase_if(env, [&](const auto& kv) { return kv.first == name; });
@@ -167,10 +176,15 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
   if (job.launch.bind_gpus && !slot.gpus.empty()) {
     env.emplace_back("CUDA_VISIBLE_DEVICES", join_ints(slot.gpus));
   }
+  add_interface(env, ctx, slot.host_index);
   for (const auto& [name, value] : job.env) {
     set_last(env, name, value);
   }
   return env;
+}
+
+bool is_user_overridable_default(std::string_view name) {
+  return std::ranges::find(k_interface_variables, name) != k_interface_variables.end();
 }
 
 EnvList passed_env(const JobSpec& job, char** environ_ptr) {
