@@ -109,6 +109,11 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
   return planned;
 }
 
+bool uses_horovod_gloo(const JobSpec& job, const Backend& backend) {
+  return std::ranges::find(job.frameworks, Framework::horovod) != job.frameworks.end() &&
+         !backend.starts_mpi_world();
+}
+
 RankPlace rank_place(const Backend& backend) {
   return backend.ranks_are_local() ? RankPlace::this_machine : RankPlace::remote;
 }
@@ -125,12 +130,15 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   ctx.master_port = *master_port;
   ctx.interfaces = job_interfaces(job, backend, plan);
   // Before any rank: its address and a fresh token go into every rank's env.
-  auto rendezvous = rendezvous::JobRendezvous::start(job, plan, backend.ranks_are_local());
+  ctx.horovod_gloo = uses_horovod_gloo(job, backend);
+  auto rendezvous = rendezvous::JobRendezvous::start(job, plan, backend.ranks_are_local(), ctx.horovod_gloo);
   if (!rendezvous) {
     return fail(rendezvous.error());
   }
   ctx.rendezvous = (*rendezvous)->endpoint();
   ctx.token = (*rendezvous)->token();
+  ctx.horovod_address = (*rendezvous)->horovod_address();
+  ctx.horovod_port = std::to_string((*rendezvous)->horovod_port());
   SupervisorOptions supervisor;
   supervisor.timeout = job.timeout;
   supervisor.max_restarts = options.max_restarts;

@@ -34,8 +34,10 @@ Result<int> checked_rank(const RenderOptions& opts, const Plan& plan) {
   return *opts.rank;
 }
 
-Result<std::string> render_one(const RenderOptions& opts, const JobSpec& job, const Plan& plan) {
-  const LaunchContext ctx;  // placeholders: nothing is launched
+Result<std::string> render_one(const RenderOptions& opts, const JobSpec& job, const PlannedJob& planned) {
+  const Plan& plan = planned.plan;
+  LaunchContext ctx;  // placeholders: nothing is launched
+  ctx.horovod_gloo = uses_horovod_gloo(job, *planned.backend);
   const std::string& format = opts.format;
   if (format == "plan") {
     return plan_table(job, plan, ctx);
@@ -88,7 +90,7 @@ int run_render(RenderOptions opts) {
   if (!planned) {
     return report(planned.error());
   }
-  auto text = render_one(opts, *job, planned->plan);
+  auto text = render_one(opts, *job, *planned);
   if (!text) {
     return report(text.error());
   }

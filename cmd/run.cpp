@@ -27,6 +27,7 @@ int print_dry_run(const JobSpec& job, const PlannedJob& planned) {
   LaunchContext ctx;
   ctx.master_port = job.torch.master_port;
   ctx.interfaces = job_interfaces(job, *planned.backend, planned.plan);
+  ctx.horovod_gloo = uses_horovod_gloo(job, *planned.backend);
   std::fputs(plan_table(job, planned.plan, ctx).c_str(), stdout);
   std::fputs(interfaces_text(planned.plan, ctx.interfaces, rank0_address(planned.plan)).c_str(), stdout);
   auto launches = build_launches(job, planned.plan, ctx, rank_place(*planned.backend), environ);

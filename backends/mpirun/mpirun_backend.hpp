@@ -39,6 +39,7 @@ public:
   Inventory resolve_addresses(Inventory hosts) override;
   Result<Inventory> probe_gpus(Inventory hosts) override;
   std::vector<HostCheck> check(const Inventory& hosts) override;
+  bool starts_mpi_world() const override { return true; }
   // The mpirun command line, one word per line.
   std::string dry_run_text(std::span<const RankLaunch> launches) const override;
 

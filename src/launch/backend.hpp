@@ -77,6 +77,9 @@ public:
   // True when every rank runs on this machine whatever the host names say
   // (the rendezvous then binds loopback). Default: false.
   virtual bool ranks_are_local() const { return false; }
+  // True when the backend starts the ranks as one MPI world (mpirun):
+  // Horovod then uses MPI, not its gloo rendezvous. Default: false.
+  virtual bool starts_mpi_world() const { return false; }
   // The ddl binary that ranks run (`ddl bench` workers). Default: this one.
   virtual std::string ddl_path() const;
   // What `run --dry-run` prints after the plan table. Default: nothing.

@@ -29,6 +29,11 @@ struct LaunchContext {
   std::string rendezvous = "<rendezvous>";   // host:port workers dial
   std::string token = "<redacted>";          // the job secret
   int master_port = 0;                       // torch.master_port, resolved
+  // Horovod's gloo rendezvous (HOROVOD_GLOO_RENDEZVOUS_ADDR/PORT and the
+  // gloo controller); off where the ranks form an MPI world (mpirun).
+  bool horovod_gloo = true;
+  std::string horovod_address = "<rendezvous-address>";
+  std::string horovod_port = "<horovod-port>";
   // Per plan host (plan.hosts order); empty or a nameless entry: none set.
   std::vector<HostInterface> interfaces;
 };
