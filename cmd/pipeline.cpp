@@ -71,7 +71,7 @@ std::vector<HostInterface> job_interfaces(const JobSpec& job, Backend& backend, 
   const std::string target = rank0_address(plan);
   auto found = backend.find_interfaces(plan.hosts, target);
   for (std::size_t h = 0; h < found.size() && h < plan.hosts.size(); ++h) {
-    if (found[h].name.empty()) {
+    if (found[h].name.empty() && !found[h].unreachable) {
       spdlog::warn("{}: no interface toward rank 0 ({}): {}; GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and "
                    "HOROVOD_GLOO_IFACE are not set there",
                    plan.hosts[h].name, target, found[h].why);

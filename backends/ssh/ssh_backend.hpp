@@ -3,8 +3,10 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "backends/ssh/ssh_probe.hpp"
 #include "src/launch/backend.hpp"
 
 namespace ddl {
@@ -39,6 +41,8 @@ private:
   SshSection options_;
   std::vector<std::unique_ptr<HostLink>> links_;
   std::vector<std::size_t> rank_link_;  // rank -> index into links_
+  // find_interfaces' connection per host name, for prepare's first one there.
+  std::unordered_map<std::string, SshConnection> probed_;
 };
 
 // Ranks one SSH connection carries at most (sshd's MaxSessions is 10).

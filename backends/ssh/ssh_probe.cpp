@@ -60,15 +60,19 @@ HostInterface parse_route_probe(const std::string& out, const std::string& targe
   return interface_found(std::move(name), std::move(source), target);
 }
 
-HostInterface route_one(const SshSection& ssh, const Host& host, const std::string& target) {
+HostInterface route_one(const SshSection& ssh, const Host& host, const std::string& target, SshConnection& kept) {
   auto session = ssh_open(ssh, host);
   if (!session) {
-    return interface_unknown(session.error().message);
+    kept.error = session.error().message;
+    HostInterface none = interface_unknown(session.error().message);
+    none.unreachable = true;
+    return none;
   }
+  kept.session = std::move(*session);
   ShimJob probe;
   probe.argv = {"sh", "-c", k_route_script, "ddl-route", target};
   probe.grace = Millis{1000};
-  auto ran = run_shim_once(session->get(), probe, remote_answer_timeout(ssh));
+  auto ran = run_shim_once(kept.session.get(), probe, remote_answer_timeout(ssh));
   if (!ran) {
     return interface_unknown(ran.error().message);
   }
@@ -153,9 +157,12 @@ Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts) {
 }
 
 std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inventory& hosts,
-                                              const std::string& target) {
+                                              const std::string& target, std::vector<SshConnection>& connections) {
   std::vector<HostInterface> found(hosts.size());
-  for_each_parallel(hosts.size(), ssh.fanout, [&](std::size_t i) { found[i] = route_one(ssh, hosts[i], target); });
+  connections.clear();
+  connections.resize(hosts.size());
+  for_each_parallel(hosts.size(), ssh.fanout,
+                    [&](std::size_t i) { found[i] = route_one(ssh, hosts[i], target, connections[i]); });
   return found;
 }
 

@@ -17,6 +17,7 @@ struct HostInterface {
   std::string name;     // "eth0"; "" when none was found
   std::string address;  // the address it holds, the one peers reach
   std::string why;      // how it was chosen, or why none was
+  bool unreachable = false;  // the host could not be reached (the launch reports it)
 };
 
 // What ddl sets per host from HostInterface::name, unless the user sets it.
