@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 #include "backends/registry.hpp"
 #include "rendezvous/launcher.hpp"
@@ -95,7 +96,54 @@ private:
   bool owned_ = false;
 };
 
+// Hosts that the launcher reaches at a loopback address are this machine
+// (a name that Debian maps to 127.0.1.1, "localhost"): when some host is
+// remote, they get the address this machine has toward the first remote one,
+// which remote ranks can reach (MASTER_ADDR, TF_CONFIG, hostfiles).
+Inventory routable_addresses(Inventory hosts, bool ranks_are_local) {
+  if (ranks_are_local) {
+    return hosts;
+  }
+  auto remote = std::ranges::find_if(hosts, [](const Host& host) { return !net::is_loopback(host.address); });
+  if (remote == hosts.end()) {
+    return hosts;
+  }
+  net::Route route = net::route_to(remote->address);
+  if (route.end != net::RouteEnd::found) {
+    return hosts;
+  }
+  for (Host& host : hosts) {
+    if (net::is_loopback(host.address)) {
+      spdlog::info("{}: address {} is this machine's loopback; remote ranks reach it at {}", host.name,
+                   host.address, route.address);
+      host.address = route.address;
+    }
+  }
+  return hosts;
+}
+
 } // namespace
+
+
+std::string rank0_address(const Plan& plan) {
+  return plan.hosts.at(plan.ranks.empty() ? 0 : plan.ranks.front().host_index).address;
+}
+
+std::vector<HostInterface> job_interfaces(const JobSpec& job, Backend& backend, const Plan& plan) {
+  if (std::ranges::all_of(k_interface_variables, [&](std::string_view name) { return user_sets_env(job, name); })) {
+    return {};
+  }
+  const std::string target = rank0_address(plan);
+  auto found = backend.find_interfaces(plan.hosts, target);
+  for (std::size_t h = 0; h < found.size() && h < plan.hosts.size(); ++h) {
+    if (found[h].name.empty() && !found[h].unreachable) {
+      spdlog::warn("{}: no interface toward rank 0 ({}): {}; GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and "
+                   "HOROVOD_GLOO_IFACE are not set there",
+                   plan.hosts[h].name, target, found[h].why);
+    }
+  }
+  return found;
+}
 
 Result<PlannedJob> plan_job(const JobSpec& job) {
   auto selected = select_backend(job);
@@ -103,7 +151,8 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
     return fail(selected.error());
   }
   PlannedJob planned{std::move(selected->backend), std::move(selected->why), {}};
-  Result<Inventory> hosts = planned.backend->resolve_addresses(std::move(selected->hosts));
+  Result<Inventory> hosts = routable_addresses(planned.backend->resolve_addresses(std::move(selected->hosts)),
+                                                planned.backend->ranks_are_local());
   if (job.hosts.slots_from_gpus) {
     hosts = planned.backend->probe_gpus(std::move(*hosts));
     if (!hosts) {
@@ -125,6 +174,7 @@ LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned) {
   LaunchContext ctx;
   ctx.master_port = job.torch.master_port;
   ctx.backend = backend_shown(planned);
+  ctx.horovod_gloo = uses_horovod_gloo(job, *planned.backend);
   if (wants_error_dir(job, *planned.backend)) {
     ctx.error_dir = job.log_dir.empty() ? "<error-dir>" : job.log_dir;
   }
@@ -134,6 +184,11 @@ LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned) {
 std::string backend_shown(const PlannedJob& planned) {
   const std::string name(planned.backend->name());
   return planned.backend_why.empty() ? name : name + " (" + planned.backend_why + ")";
+}
+
+bool uses_horovod_gloo(const JobSpec& job, const Backend& backend) {
+  return std::ranges::find(job.frameworks, Framework::horovod) != job.frameworks.end() &&
+         !backend.starts_mpi_world();
 }
 
 RankPlace rank_place(const Backend& backend) {
@@ -155,13 +210,17 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     return fail(made.error());
   }
   ctx.error_dir = error_dir.path();
+  ctx.interfaces = job_interfaces(job, backend, plan);
   // Before any rank: its address and a fresh token go into every rank's env.
-  auto rendezvous = rendezvous::JobRendezvous::start(job, plan, backend.ranks_are_local());
+  ctx.horovod_gloo = uses_horovod_gloo(job, backend);
+  auto rendezvous = rendezvous::JobRendezvous::start(job, plan, backend.ranks_are_local(), ctx.horovod_gloo);
   if (!rendezvous) {
     return fail(rendezvous.error());
   }
   ctx.rendezvous = (*rendezvous)->endpoint();
   ctx.token = (*rendezvous)->token();
+  ctx.horovod_address = (*rendezvous)->horovod_address();
+  ctx.horovod_port = std::to_string((*rendezvous)->horovod_port());
   SupervisorOptions supervisor;
   supervisor.timeout = job.timeout;
   supervisor.deadline = stop::deadline();

@@ -39,6 +39,20 @@ std::string backend_shown(const PlannedJob& planned);
 // rendezvous, the error-file folder), the backend as chosen.
 LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned);
 
+// The address of rank 0's host: what MASTER_ADDR names and what every host's
+// interface is chosen toward.
+std::string rank0_address(const Plan& plan);
+
+// Per plan host, the interface toward rank 0's address, found through the
+// backend on each host. Empty when the user sets every one of
+// k_interface_variables (job.env, -x, env_pass) or the backend does not
+// look. Hosts where none was found are logged as warnings.
+std::vector<HostInterface> job_interfaces(const JobSpec& job, Backend& backend, const Plan& plan);
+
+// Whether the job's Horovod ranks need Horovod's gloo rendezvous: horovod
+// is among its frameworks and the backend forms no MPI world.
+bool uses_horovod_gloo(const JobSpec& job, const Backend& backend);
+
 // Where the backend runs ranks, for what of the launcher's env they get.
 RankPlace rank_place(const Backend& backend);
 

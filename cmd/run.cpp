@@ -21,10 +21,13 @@ struct RunOptions {
   bool dry_run = false;
 };
 
-// --dry-run: the plan table, then what the backend adds (mpirun's command).
+// --dry-run: the plan table, the interface per host and why, then what the
+// backend adds (mpirun's command).
 int print_dry_run(const JobSpec& job, const PlannedJob& planned) {
-  const LaunchContext ctx = preview_context(job, planned);
+  LaunchContext ctx = preview_context(job, planned);
+  ctx.interfaces = job_interfaces(job, *planned.backend, planned.plan);
   std::fputs(plan_table(job, planned.plan, ctx).c_str(), stdout);
+  std::fputs(interfaces_text(planned.plan, ctx.interfaces, rank0_address(planned.plan)).c_str(), stdout);
   auto launches = build_launches(job, planned.plan, ctx, rank_place(*planned.backend), environ);
   std::fputs(planned.backend->dry_run_text(launches).c_str(), stdout);
   return 0;

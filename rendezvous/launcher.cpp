@@ -4,10 +4,12 @@
 #include "rendezvous/address.hpp"
 #include "rendezvous/protocol.hpp"
 
+#include <algorithm>
+
 namespace ddl::rendezvous {
 
 Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, const Plan& plan,
-                                                            bool ranks_are_local) {
+                                                            bool ranks_are_local, bool horovod_gloo) {
   auto address = rendezvous_address(job, plan, ranks_are_local);
   if (!address) return fail(address.error());
   auto token = generate_token();
@@ -23,13 +25,26 @@ Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, 
   auto endpoint = rendezvous->server_.start(options);
   if (!endpoint) return fail(endpoint.error());
   rendezvous->endpoint_ = *endpoint;
+  if (horovod_gloo) {
+    HorovodServerOptions horovod;
+    horovod.bind_address = address->bind;
+    horovod.scope_sizes = horovod_scope_sizes(plan);
+    horovod.max_connections = std::min(plan.world_size * 3 + 64, 60000);
+    auto port = rendezvous->horovod_.start(horovod);
+    if (!port) return fail(port.error());
+    rendezvous->horovod_address_ = address->advertise;
+    rendezvous->horovod_port_ = *port;
+  }
   rendezvous->token_ = std::move(*token);
   rendezvous->timeout_ = job.rendezvous.timeout;
   return rendezvous;
 }
 
 void JobRendezvous::begin_attempt(int attempt) {
-  if (attempt > 0) server_.reset();
+  if (attempt > 0) {
+    server_.reset();
+    horovod_.clear();
+  }
 }
 
 std::optional<Error> JobRendezvous::overdue() const {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "rendezvous/horovod_server.hpp"
 #include "rendezvous/server.hpp"
 #include "src/util/error.hpp"
 #include "src/job/job.hpp"
@@ -17,11 +18,17 @@ namespace ddl::rendezvous {
 class JobRendezvous {
 public:
   // Generates the token, resolves [rendezvous] address (see bind_address
-  // for `ranks_are_local`), binds, starts.
-  static Result<std::unique_ptr<JobRendezvous>> start(const JobSpec& job, const Plan& plan, bool ranks_are_local);
+  // for `ranks_are_local`), binds, starts; with `horovod_gloo`, Horovod's
+  // HTTP rendezvous too, on the same address and a port of its own.
+  static Result<std::unique_ptr<JobRendezvous>> start(const JobSpec& job, const Plan& plan, bool ranks_are_local,
+                                                      bool horovod_gloo = false);
 
   const std::string& endpoint() const { return endpoint_; }  // DDL_RENDEZVOUS
   const std::string& token() const { return token_; }        // DDL_TOKEN; never print it
+  // Where Horovod's HTTP rendezvous is advertised ("" address and port 0
+  // when it was not started).
+  const std::string& horovod_address() const { return horovod_address_; }
+  int horovod_port() const { return horovod_port_; }
   // Before each attempt: attempt 0 keeps the fresh state, later ones reset it.
   void begin_attempt(int attempt);
   // The exit-4 rule broken: "rendezvous timed out after 5m: ranks 2, 5 never
@@ -31,6 +38,9 @@ public:
 
 private:
   Server server_;
+  HorovodServer horovod_;
+  std::string horovod_address_;
+  int horovod_port_ = 0;
   std::string endpoint_;
   std::string token_;
   Millis timeout_{300'000};

@@ -31,6 +31,8 @@ public:
   Result<Inventory> probe_gpus(Inventory hosts) override;
   // Every host is this machine: this ddl, this machine's GPUs.
   std::vector<HostCheck> check(const Inventory& hosts) override;
+  // This machine's own route to `target`, the same for every host.
+  std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
   bool ranks_are_local() const override { return true; }
   // A bind test here (net::free_ports_here).
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;

@@ -42,6 +42,7 @@ public:
   // A bind test when rank 0's host is this machine, else over ssh; pods:
   // nullopt (a network of their own).
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
+  bool starts_mpi_world() const override { return true; }
   // The mpirun command line, one word per line.
   std::string dry_run_text(std::span<const RankLaunch> launches) const override;
 

@@ -119,6 +119,16 @@ std::optional<Result<int>> SshBackend::master_port(const Host& host, int first, 
   return ssh_master_port(options_, host, first, count);
 }
 
+std::vector<HostInterface> SshBackend::find_interfaces(const Inventory& hosts, const std::string& target) {
+  std::vector<SshConnection> connections;
+  auto found = ssh_find_interfaces(options_, hosts, target, connections);
+  probed_.clear();
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    probed_[hosts[i].name] = std::move(connections[i]);
+  }
+  return found;
+}
+
 std::string SshBackend::ddl_path() const { return remote_ddl_path(options_); }
 
 Result<void> SshBackend::prepare(const Plan& plan, std::span<const RankLaunch> launches) {
@@ -155,13 +165,31 @@ Result<void> SshBackend::prepare(const Plan& plan, std::span<const RankLaunch> l
   std::vector<std::string> problems(tasks.size());
   std::vector<std::optional<Error>> stopped(tasks.size());  // Ctrl-C, the deadline
   Millis check_timeout = remote_answer_timeout(options_);
+  // The first connection to each host may be the one find_interfaces made.
+  std::vector<std::optional<SshConnection>> probed(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    auto found = tasks[i].connection == 0 ? probed_.find(plan.hosts[tasks[i].host].name) : probed_.end();
+    if (found != probed_.end()) {
+      probed[i] = std::move(found->second);
+      probed_.erase(found);
+    }
+  }
+  probed_.clear();
+  auto open = [&](std::size_t i) -> Result<SshSessionPtr> {
+    if (!probed[i]) {
+      return ssh_open(options_, plan.hosts[tasks[i].host]);
+    }
+    if (!probed[i]->session) {
+      return fail(ExitCode::launch, probed[i]->error);
+    }
+    return std::move(probed[i]->session);
+  };
   for_each_parallel(tasks.size(), options_.fanout, [&](std::size_t i) {
-    const Host& host = plan.hosts[tasks[i].host];
     if (stop::requested()) {
       problems[i] = stop::error("connecting").message;
       return;
     }
-    auto session = ssh_open(options_, host);
+    auto session = open(i);
     if (!session) {
       problems[i] = session.error().message;
       stopped[i] = stop::is_stop_error(session.error()) ? std::optional(session.error()) : std::nullopt;
@@ -240,6 +268,7 @@ void SshBackend::signal(int rank, int signo) {
 }
 
 void SshBackend::shutdown() {
+  probed_.clear();
   for (auto& link : links_) {
     link->close();
   }

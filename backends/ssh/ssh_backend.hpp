@@ -3,8 +3,10 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "backends/ssh/ssh_probe.hpp"
 #include "src/launch/backend.hpp"
 
 namespace ddl {
@@ -28,6 +30,7 @@ public:
   std::vector<HostCheck> check(const Inventory& hosts) override;
   // Reads the ports in use there (/proc/net/tcp, tcp6) over one session.
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
+  std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
   // [ssh] remote_ddl, else this binary's path.
   std::string ddl_path() const override;
 
@@ -40,6 +43,8 @@ private:
   SshSection options_;
   std::vector<std::unique_ptr<HostLink>> links_;
   std::vector<std::size_t> rank_link_;  // rank -> index into links_
+  // find_interfaces' connection per host name, for prepare's first one there.
+  std::unordered_map<std::string, SshConnection> probed_;
 };
 
 // Ranks one SSH connection carries at most (sshd's MaxSessions is 10).

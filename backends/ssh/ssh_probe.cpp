@@ -29,6 +29,62 @@ constexpr const char* k_probe_script =
     "  n=$(ls /proc/driver/nvidia/gpus | wc -l); fi\n"
     "echo \"gpu_count=$n\"\n";
 
+// Prints "source=ADDR" and "iface=NAME": the address this host's route to $1
+// leaves from and the interface holding it; else "error=WHY".
+constexpr const char* k_route_script =
+    "command -v ip >/dev/null 2>&1 || { echo 'error=ip (iproute2) is not installed'; exit 0; }\n"
+    "a=$1\n"
+    "case $a in *[!0-9.]*) case $a in *:*) ;; *) a=$(getent ahosts \"$a\" | awk 'NR==1{print $1}') ;; esac ;; esac\n"
+    "[ -n \"$a\" ] || { echo \"error=cannot resolve $1\"; exit 0; }\n"
+    "r=$(ip -o route get \"$a\" 2>&1) || { echo \"error=no route to $a: $r\"; exit 0; }\n"
+    "s=$(printf '%s\\n' \"$r\" | sed -n 's/.* src \\([^ ]*\\).*/\\1/p')\n"
+    "[ -n \"$s\" ] || { echo \"error=no source address in: $r\"; exit 0; }\n"
+    "echo \"source=$s\"\n"
+    "ip -o addr show to \"$s\" | awk 'NR==1{sub(/@.*/, \"\", $2); print \"iface=\" $2}'\n";
+
+HostInterface parse_route_probe(const std::string& out, const std::string& target) {
+  std::string source;
+  std::string name;
+  for (const auto& raw : split(out, '\n')) {
+    std::string_view line = trim(raw);
+    if (line.starts_with("error=")) {
+      return interface_unknown(std::string(line.substr(6)));
+    }
+    if (line.starts_with("source=")) {
+      source = std::string(line.substr(7));
+    } else if (line.starts_with("iface=")) {
+      name = std::string(line.substr(6));
+    }
+  }
+  if (source.empty() || name.empty()) {
+    return interface_unknown(fmt::format("no interface holds {}, where the route to {} leaves from",
+                                         source.empty() ? "?" : source, target));
+  }
+  return interface_found(std::move(name), std::move(source), target);
+}
+
+HostInterface route_one(const SshSection& ssh, const Host& host, const std::string& target, SshConnection& kept) {
+  auto session = ssh_open(ssh, host);
+  if (!session) {
+    kept.error = session.error().message;
+    HostInterface none = interface_unknown(session.error().message);
+    none.unreachable = true;
+    return none;
+  }
+  kept.session = std::move(*session);
+  ShimJob probe;
+  probe.argv = {"sh", "-c", k_route_script, "ddl-route", target};
+  probe.grace = Millis{1000};
+  auto ran = run_shim_once(kept.session.get(), probe, remote_answer_timeout(ssh));
+  if (!ran) {
+    return interface_unknown(ran.error().message);
+  }
+  if (ran->exit.code != 0) {
+    return interface_unknown(fmt::format("the route probe failed (exit {}): {}", ran->exit.code, trim(ran->err)));
+  }
+  return parse_route_probe(ran->out, target);
+}
+
 HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& remote_ddl) {
   HostCheck check;
   if (stop::requested()) {
@@ -149,6 +205,16 @@ Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts) {
     return fail(ExitCode::launch, "cannot probe the GPUs of every host:" + problems);
   }
   return hosts;
+}
+
+std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inventory& hosts,
+                                              const std::string& target, std::vector<SshConnection>& connections) {
+  std::vector<HostInterface> found(hosts.size());
+  connections.clear();
+  connections.resize(hosts.size());
+  for_each_parallel(hosts.size(), ssh.fanout,
+                    [&](std::size_t i) { found[i] = route_one(ssh, hosts[i], target, connections[i]); });
+  return found;
 }
 
 Inventory ssh_resolve_addresses(const SshSection& ssh, Inventory hosts) {

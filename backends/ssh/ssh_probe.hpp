@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ssh/ssh_connect.hpp"
 #include "src/launch/backend.hpp"
 #include "src/util/error.hpp"
 #include "src/inventory/inventory.hpp"
@@ -26,6 +27,19 @@ std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string&
 // host that cannot be probed or has no GPU is reported at once
 // (ExitCode::launch).
 Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts);
+
+// One connection to a host: open, or why it could not be made.
+struct SshConnection {
+  SshSessionPtr session;
+  std::string error;
+};
+
+// Per host, the interface its own route to `target` leaves from (`ip -o
+// route get` and `ip -o addr` there, under the shim); hosts that cannot be
+// reached or asked say why. `connections` gets each host's connection (or
+// why there is none), for the launch to use instead of a second one.
+std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inventory& hosts,
+                                              const std::string& target, std::vector<SshConnection>& connections);
 
 // Hosts whose address is only their name get the ssh config's HostName for
 // it (an alias "node1" becomes 198.18.0.1), as ssh itself would connect.

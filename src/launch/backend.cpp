@@ -38,6 +38,10 @@ std::optional<std::string> Backend::read_rank_file(const RankLaunch& /*launch*/,
   return std::move(read.text);
 }
 
+std::vector<HostInterface> Backend::find_interfaces(const Inventory& /*hosts*/, const std::string& /*target*/) {
+  return {};
+}
+
 std::string Backend::ddl_path() const { return own_executable_path(); }
 
 std::string Backend::dry_run_text(std::span<const RankLaunch> /*launches*/) const { return {}; }

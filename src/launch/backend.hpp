@@ -81,9 +81,19 @@ public:
   virtual std::optional<std::string> read_rank_file(const RankLaunch& launch, const std::string& path,
                                                     std::chrono::system_clock::time_point since,
                                                     std::size_t max_bytes);
+  // Per host, in order: the interface holding the address that the host's
+  // own route to `target` (rank 0's address) leaves from, found on that host
+  // itself (interface names may differ between hosts). A host where none was
+  // found has an empty name and says why; its ranks then get no interface
+  // variables. Default: an empty list (the backend does not look; no host
+  // gets the variables).
+  virtual std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target);
   // True when every rank runs on this machine whatever the host names say
   // (the rendezvous then binds loopback). Default: false.
   virtual bool ranks_are_local() const { return false; }
+  // True when the backend starts the ranks as one MPI world (mpirun):
+  // Horovod then uses MPI, not its gloo rendezvous. Default: false.
+  virtual bool starts_mpi_world() const { return false; }
   // The ddl binary that ranks run (`ddl bench` workers). Default: this one.
   virtual std::string ddl_path() const;
   // What `run --dry-run` prints after the plan table. Default: nothing.

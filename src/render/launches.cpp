@@ -59,6 +59,10 @@ bool named_by_job(const JobSpec& job, std::string_view name) {
          std::ranges::find(job.env_pass, name) != job.env_pass.end();
 }
 
+bool has_name(const EnvList& env, std::string_view name) {
+  return std::ranges::any_of(env, [&](const auto& kv) { return kv.first == name; });
+}
+
 } // namespace
 
 EnvList launcher_env(const JobSpec& job, RankPlace place, char** environ_ptr) {
@@ -95,6 +99,7 @@ std::vector<RankLaunch> build_launches(const JobSpec& job, const Plan& plan, con
     launch.workdir_is_default = workdir_is_default;
     launch.grace = job.grace;
     EnvList own = rank_env(job, plan, slot.rank, ctx);
+    std::erase_if(own, [&](const auto& kv) { return is_user_overridable_default(kv.first) && has_name(base, kv.first); });
     launch.env = merge_env({&base, &own});
     launches.push_back(std::move(launch));
   }

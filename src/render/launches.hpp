@@ -53,7 +53,8 @@ bool is_launcher_only(std::string_view name);
 
 // Every rank's launch for one attempt: argv (a string command runs under
 // /bin/sh -c), workdir (default: the launcher's cwd), grace, and the env:
-// launcher_env, then what ddl sets (rank_env) on top.
+// launcher_env, then what ddl sets (rank_env) on top, except the defaults
+// that env_pass already gives (is_user_overridable_default).
 std::vector<RankLaunch> build_launches(const JobSpec& job, const Plan& plan, const LaunchContext& ctx,
                                        RankPlace place, char** environ_ptr);
 

@@ -1,12 +1,28 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "src/job/job.hpp"
 #include "src/plan/plan.hpp"
 
 namespace ddl {
+
+// The network interface of one host for the job's traffic: the one holding
+// the address that the host's own route to rank 0's address leaves from.
+struct HostInterface {
+  std::string name;     // "eth0"; "" when none was found
+  std::string address;  // the address it holds, the one peers reach
+  std::string why;      // how it was chosen, or why none was
+  bool unreachable = false;  // the host could not be reached (the launch reports it)
+};
+
+// What ddl sets per host from HostInterface::name, unless the user sets it.
+inline constexpr std::array<std::string_view, 3> k_interface_variables = {
+    "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", "HOROVOD_GLOO_IFACE"};
 
 // What is known only at launch time; --dry-run and render use placeholders.
 struct LaunchContext {
@@ -19,6 +35,13 @@ struct LaunchContext {
   // Where torch ranks write TORCHELASTIC_ERROR_FILE (rank_error_file);
   // "" = not set (ranks whose files ddl cannot read back).
   std::string error_dir;
+  // Horovod's gloo rendezvous (HOROVOD_GLOO_RENDEZVOUS_ADDR/PORT and the
+  // gloo controller); off where the ranks form an MPI world (mpirun).
+  bool horovod_gloo = true;
+  std::string horovod_address = "<rendezvous-address>";
+  std::string horovod_port = "<horovod-port>";
+  // Per plan host (plan.hosts order); empty or a nameless entry: none set.
+  std::vector<HostInterface> interfaces;
 };
 
 // torch's error file of `rank` in `attempt` under `dir`
@@ -36,6 +59,9 @@ inline constexpr const char* k_redacted = "<redacted>";
 // (torch: also TORCH_NCCL_ASYNC_ERROR_HANDLING=1, NCCL_ASYNC_ERROR_HANDLING=1
 // and, with ctx.error_dir, TORCHELASTIC_ERROR_FILE, each unless user_sets_env),
 // CUDA_VISIBLE_DEVICES (bind_gpus), then job.env. Not env_pass.
+// The env ddl sets for `rank`: generic DDL_*, each framework of the job,
+// CUDA_VISIBLE_DEVICES (bind_gpus), its host's interface
+// (k_interface_variables), then job.env. Not env_pass.
 EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchContext& ctx);
 
 // The variables of the launcher's own environment that `env_pass` selects.
@@ -43,6 +69,22 @@ EnvList passed_env(const JobSpec& job, char** environ_ptr);
 
 // TF_CONFIG for one rank (compact JSON): the same `cluster` of chief, worker
 // and ps on every rank; the evaluator is not in it and has its task only.
+// Whether `name` is one ddl sets only where the user does not: a value from
+// env_pass (the launcher's environment) keeps it (job.env always wins).
+bool is_user_overridable_default(std::string_view name);
+
+// The interface `name` holding `source`, the address a host's route to
+// `target` (rank 0's address) leaves from, with why it was chosen.
+HostInterface interface_found(std::string name, std::string source, const std::string& target);
+// No interface, and why.
+HostInterface interface_unknown(std::string why);
+
+// Per host, the interface chosen and why (what --dry-run prints after the
+// plan table); "" when `interfaces` is empty.
+std::string interfaces_text(const Plan& plan, const std::vector<HostInterface>& interfaces,
+                            const std::string& target);
+
+// TF_CONFIG for one rank (compact JSON).
 std::string tf_config(const JobSpec& job, const Plan& plan, int rank);
 
 std::string openmpi_hostfile(const Plan& plan);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The environment each rank gets (DESIGN.md "Env every rank gets").
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -111,6 +112,18 @@ void add_torch(EnvList& env, const JobSpec& job, const Plan& plan, const RankVie
   add_torch_defaults(env, job, r, ctx);
 }
 
+// What horovodrun sets for its gloo mode: the HTTP rendezvous, the gloo
+// controller and CPU operations, and its timeout (ddl's rendezvous timeout).
+void add_horovod_gloo(EnvList& env, const JobSpec& job, const LaunchContext& ctx) {
+  const std::string& address = ctx.horovod_address;
+  env.emplace_back("HOROVOD_GLOO_RENDEZVOUS_ADDR", address.find(':') != std::string::npos ? "[" + address + "]" : address);
+  env.emplace_back("HOROVOD_GLOO_RENDEZVOUS_PORT", ctx.horovod_port);
+  env.emplace_back("HOROVOD_CONTROLLER", "gloo");
+  env.emplace_back("HOROVOD_CPU_OPERATIONS", "gloo");
+  const auto seconds = (job.rendezvous.timeout.count() + 999) / 1000;
+  env.emplace_back("HOROVOD_GLOO_TIMEOUT_SECONDS", std::to_string(std::max<long long>(seconds, 1)));
+}
+
 void add_horovod(EnvList& env, const RankView& r) {
   env.emplace_back("HOROVOD_RANK", std::to_string(r.slot.rank));
   env.emplace_back("HOROVOD_SIZE", std::to_string(r.world));
@@ -151,6 +164,15 @@ void add_mpi(EnvList& env, const RankView& r) {
   env.emplace_back("PMI_SIZE", std::to_string(r.world));
 }
 
+void add_interface(EnvList& env, const LaunchContext& ctx, std::size_t host_index) {
+  if (host_index >= ctx.interfaces.size() || ctx.interfaces[host_index].name.empty()) {
+    return;
+  }
+  for (std::string_view name : k_interface_variables) {
+    env.emplace_back(std::string(name), ctx.interfaces[host_index].name);
+  }
+}
+
 // job.env comes last and wins: an earlier entry of the same name is dropped.
 void set_last(EnvList& env, const std::string& name, const std::string& value) {
   std::erase_if(env, [&](const auto& kv) { return kv.first == name; });
@@ -189,7 +211,10 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
     switch (framework) {
     case Framework::torch: add_torch(env, job, plan, view, ctx); break;
     case Framework::tensorflow: env.emplace_back("TF_CONFIG", tf_config(job, plan, rank)); break;
-    case Framework::horovod: add_horovod(env, view); break;
+    case Framework::horovod:
+      add_horovod(env, view);
+      if (ctx.horovod_gloo) add_horovod_gloo(env, job, ctx);
+      break;
     case Framework::jax: add_jax(env, job, plan, view, ctx); break;
     case Framework::mpi: add_mpi(env, view); break;
     }
@@ -197,10 +222,18 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
   if (job.launch.bind_gpus && !slot.gpus.empty()) {
     env.emplace_back("CUDA_VISIBLE_DEVICES", join_ints(slot.gpus));
   }
+  add_interface(env, ctx, slot.host_index);
   for (const auto& [name, value] : job.env) {
     set_last(env, name, value);
   }
   return env;
+}
+
+bool is_user_overridable_default(std::string_view name) {
+  constexpr std::array<std::string_view, 3> horovod = {"HOROVOD_CONTROLLER", "HOROVOD_CPU_OPERATIONS",
+                                                       "HOROVOD_GLOO_TIMEOUT_SECONDS"};
+  return std::ranges::find(k_interface_variables, name) != k_interface_variables.end() ||
+         std::ranges::find(horovod, name) != horovod.end();
 }
 
 EnvList passed_env(const JobSpec& job, char** environ_ptr) {

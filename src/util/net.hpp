@@ -102,6 +102,8 @@ struct Route {
   std::string why;
 };
 Route route_to(const std::string& host);
+// The interface holding the numeric `address` ("eth0"), "" when none does.
+std::string interface_holding(const std::string& address);
 // Whether `host` is "localhost" or resolves to a loopback address.
 bool is_loopback(const std::string& host);
 // Whether `host` names this machine: "localhost", this machine's host name

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -72,6 +73,24 @@ Route route_to(const std::string& host) {
   route.address = local_address(fd.get());
   if (route.address.empty()) route.end = RouteEnd::unnamed;
   return route;
+}
+
+std::string interface_holding(const std::string& address) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return {};
+  std::string found;
+  for (const ifaddrs* entry = list; entry != nullptr && found.empty(); entry = entry->ifa_next) {
+    const sockaddr* addr = entry->ifa_addr;
+    if (addr == nullptr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)) continue;
+    const auto size = static_cast<socklen_t>(addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    std::array<char, NI_MAXHOST> text{};
+    if (::getnameinfo(addr, size, text.data(), static_cast<socklen_t>(text.size()), nullptr, 0, NI_NUMERICHOST) == 0 &&
+        address == text.data()) {
+      found = entry->ifa_name;
+    }
+  }
+  ::freeifaddrs(list);
+  return found;
 }
 
 bool is_loopback(const std::string& host) {
