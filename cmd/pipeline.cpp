@@ -129,12 +129,15 @@ std::string rank0_address(const Plan& plan) {
   return plan.hosts.at(plan.ranks.empty() ? 0 : plan.ranks.front().host_index).address;
 }
 
-std::vector<HostInterface> job_interfaces(const JobSpec& job, Backend& backend, const Plan& plan) {
+Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& backend, const Plan& plan) {
   if (std::ranges::all_of(k_interface_variables, [&](std::string_view name) { return user_sets_env(job, name); })) {
-    return {};
+    return std::vector<HostInterface>{};
   }
   const std::string target = rank0_address(plan);
   auto found = backend.find_interfaces(plan.hosts, target);
+  if (stop::requested()) {
+    return fail(stop::error("probing each host's network interface"));
+  }
   for (std::size_t h = 0; h < found.size() && h < plan.hosts.size(); ++h) {
     if (found[h].name.empty() && !found[h].unreachable) {
       spdlog::warn("{}: no interface toward rank 0 ({}): {}; GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and "
@@ -210,7 +213,11 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     return fail(made.error());
   }
   ctx.error_dir = error_dir.path();
-  ctx.interfaces = job_interfaces(job, backend, plan);
+  auto interfaces = job_interfaces(job, backend, plan);
+  if (!interfaces) {
+    return fail(interfaces.error());
+  }
+  ctx.interfaces = std::move(*interfaces);
   // Before any rank: its address and a fresh token go into every rank's env.
   ctx.horovod_gloo = uses_horovod_gloo(job, backend);
   auto rendezvous = rendezvous::JobRendezvous::start(job, plan, backend.ranks_are_local(), ctx.horovod_gloo);

@@ -46,8 +46,9 @@ std::string rank0_address(const Plan& plan);
 // Per plan host, the interface toward rank 0's address, found through the
 // backend on each host. Empty when the user sets every one of
 // k_interface_variables (job.env, -x, env_pass) or the backend does not
-// look. Hosts where none was found are logged as warnings.
-std::vector<HostInterface> job_interfaces(const JobSpec& job, Backend& backend, const Plan& plan);
+// look. Hosts where none was found are logged as warnings; a stop (Ctrl-C,
+// the deadline) while probing is an error.
+Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& backend, const Plan& plan);
 
 // Whether the job's Horovod ranks need Horovod's gloo rendezvous: horovod
 // is among its frameworks and the backend forms no MPI world.

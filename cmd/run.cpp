@@ -25,7 +25,11 @@ struct RunOptions {
 // backend adds (mpirun's command).
 int print_dry_run(const JobSpec& job, const PlannedJob& planned) {
   LaunchContext ctx = preview_context(job, planned);
-  ctx.interfaces = job_interfaces(job, *planned.backend, planned.plan);
+  auto interfaces = job_interfaces(job, *planned.backend, planned.plan);
+  if (!interfaces) {
+    return report(interfaces.error());
+  }
+  ctx.interfaces = std::move(*interfaces);
   std::fputs(plan_table(job, planned.plan, ctx).c_str(), stdout);
   std::fputs(interfaces_text(planned.plan, ctx.interfaces, rank0_address(planned.plan)).c_str(), stdout);
   auto launches = build_launches(job, planned.plan, ctx, rank_place(*planned.backend), environ);

@@ -59,7 +59,8 @@ std::string local_address(int fd);
 Result<int> free_ports_here(int first, int count);
 
 // The local ports of every socket listed in the text of /proc/net/tcp and
-// /proc/net/tcp6 (any state): the ports in use on the host that printed it.
+// /proc/net/tcp6 in any state but TIME_WAIT: the ports in use on the host
+// that printed it.
 std::set<int> ports_in_proc_net_tcp(std::string_view text);
 
 // A run of `count` consecutive ports in [20000, 32767] (below Linux's

@@ -80,6 +80,11 @@ std::set<int> ports_in_proc_net_tcp(std::string_view text) {
     if (fields.size() < 2 || fields[0].empty() || fields[0].back() != ':') {
       continue;  // the header line, or not a socket line
     }
+    // TIME_WAIT (06) holds no port against a listener that sets SO_REUSEADDR
+    // (torch's store does): the port of a job that just ended is free again.
+    if (fields.size() > 3 && fields[3] == "06") {
+      continue;
+    }
     const auto colon = fields[1].rfind(':');
     if (colon == std::string_view::npos) {
       continue;

@@ -79,10 +79,19 @@ wait_hang() {
   cat "$t/err"; fail "ddl never reached host 2's forced command"
 }
 spec="${NETNS_ADDRS[0]}:2,${NETNS_ADDRS[1]}:1"
+# The first command on host 2 is the network interface probe...
+pkill -KILL -f "sleep $mark" 2>/dev/null || true
+start_ddl run "$NETNS_DIR/ssh.toml" -H "$spec" --backend ssh -- sh -c "$rank"
+wait_hang
+t0=$(now_ms); kill -INT "$ddl_pid"
+finish 130 2000 "SIGINT while the interface probe hangs"
+expect_contains "$t/err" "while probing each host's network interface"
+# ...unless the user names every interface variable: then it is the preflight.
+named=(-x GLOO_SOCKET_IFNAME=lo -x NCCL_SOCKET_IFNAME=lo -x HOROVOD_GLOO_IFACE=lo)
 for sig in INT TERM; do
   want=130; [[ $sig == TERM ]] && want=143
   pkill -KILL -f "sleep $mark" 2>/dev/null || true
-  start_ddl run "$NETNS_DIR/ssh.toml" -H "$spec" --backend ssh -- sh -c "$rank"
+  start_ddl run "$NETNS_DIR/ssh.toml" -H "$spec" --backend ssh "${named[@]}" -- sh -c "$rank"
   wait_hang
   t0=$(now_ms); kill -s "$sig" "$ddl_pid"
   finish "$want" 2000 "SIG$sig while the preflight check hangs"

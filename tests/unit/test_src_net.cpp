@@ -75,11 +75,12 @@ TEST_CASE("net: is_this_machine", "[net]") {
   CHECK_FALSE(net::is_this_machine("nosuch.invalid"));
 }
 
-TEST_CASE("net: ports_in_proc_net_tcp reads the local ports of every socket", "[net]") {
+TEST_CASE("net: ports_in_proc_net_tcp reads the local ports of every socket but TIME_WAIT", "[net]") {
   const std::string text =
       "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
       "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1\n"
       "   1: 00000000:7338 0100007F:A1B2 01 00000000:00000000 00:00000000 00000000     0        0 2\n"
+      "   2: 0100007F:7339 0100007F:A1B3 06 00000000:00000000 00:00000000 00000000     0        0 0\n"
       "  sl  local_address                         remote_address                        st\n"
       "   0: 00000000000000000000000000000000:1F91 00000000000000000000000000000000:0000 0A\n";
   CHECK(net::ports_in_proc_net_tcp(text) == std::set<int>{0x1F90, 0x7338, 0x1F91});
