@@ -241,6 +241,9 @@ void Server::Impl::rank_lost(int rank, bool died) {
 // Collectives that cannot complete any more, and, when a rank died, blocked
 // gets, are answered with an error naming the rank.
 void Server::Impl::fail_waiters(const std::string& why, bool getters_too) {
+  // Ranks leaving one by one at the end of a big job wait on nothing: no
+  // scan of every connection per leave (quadratic in the world size).
+  if (!getters_too && barrier_waiting.empty() && gather_waiting.empty()) return;
   auto answer = [&](std::string_view what) {
     return std::make_shared<const std::string>(
         error_frame(ErrorKind::rank_gone, fmt::format("{} failed: {}", what, why)));
