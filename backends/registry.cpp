@@ -38,7 +38,7 @@ private:
 // mpirun with a [kubernetes] selector and no other host source.
 bool pods_are_hosts(const JobSpec& job, BackendKind kind) {
   const HostsSection& hosts = job.hosts;
-  bool other_source = !hosts.list.empty() || !hosts.hostfile.empty() || hosts.slurm ||
+  bool other_source = !hosts.list.empty() || !hosts.hostfile.empty() || hosts.slurm == SlurmHosts::on ||
                       !hosts.discovery_script.empty();
   if (kind == BackendKind::kubernetes) {
     return !other_source || !job.kubernetes.selector.empty();

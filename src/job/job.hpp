@@ -20,12 +20,16 @@ namespace ddl {
 // the others from the hosts and frameworks.
 enum class BackendKind { automatic, local, ssh, kubernetes, mpirun };
 enum class HostKeyCheck { yes, accept_new, no };
+// [hosts] slurm: automatic (key absent) reads the allocation when SLURM_JOB_ID
+// is set and no other host source is given; on (true, --slurm) always; off
+// (false) never.
+enum class SlurmHosts { automatic, on, off };
 enum class Framework { torch, tensorflow, horovod, jax, mpi };
 
 struct HostsSection {
   std::vector<std::string> list;  // hostlist specs, e.g. "node[01-04]:8"
   std::string hostfile;           // OpenMPI/DeepSpeed or MPICH form
-  bool slurm = false;             // read SLURM_JOB_NODELIST and friends
+  SlurmHosts slurm = SlurmHosts::automatic;  // read SLURM_JOB_NODELIST and friends
   std::string discovery_script;   // prints host[:slots] lines
   Millis discovery_timeout{60'000};
   std::optional<int> slots;       // per host when the spec has none
@@ -103,6 +107,7 @@ struct JobSpec {
 struct Overrides {
   std::vector<std::string> hosts;          // -H, may repeat; comma lists
   std::optional<std::string> hostfile;
+  bool slurm = false;                      // --slurm: the Slurm allocation
   std::optional<std::string> backend;      // validated like the file's key
   std::optional<int> np;
   std::optional<std::string> timeout;      // duration text

@@ -74,7 +74,7 @@ TEST_CASE("overrides replace the job file's values", "[job][overrides]") {
   auto job = ddl::parse_job(text, "job.toml", o);
   REQUIRE(job);
   CHECK(job->hosts.list == std::vector<std::string>{"x", "y:2"});
-  CHECK_FALSE(job->hosts.slurm);
+  CHECK(job->hosts.slurm == ddl::SlurmHosts::off);
   CHECK(job->hosts.slots == 4);
   CHECK(job->launch.np == 5);
   CHECK(job->env == ddl::EnvList{{"A", "file"}, {"B", "flag"}, {"Z", "new"}});
