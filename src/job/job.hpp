@@ -18,7 +18,7 @@ namespace ddl {
 
 // `automatic` is "auto": the registry (backends/registry.hpp) picks one of
 // the others from the hosts and frameworks.
-enum class BackendKind { automatic, local, ssh, kubernetes, mpirun };
+enum class BackendKind { automatic, local, ssh, kubernetes, mpirun, slurm };
 enum class HostKeyCheck { yes, accept_new, no };
 // [hosts] slurm: automatic (key absent) reads the allocation when SLURM_JOB_ID
 // is set and no other host source is given; on (true, --slurm) always; off
@@ -62,6 +62,11 @@ struct KubernetesSection {
   std::string context;
 };
 
+struct SlurmSection {
+  std::vector<std::string> srun_args;  // passed to srun before ddl's own options
+  std::string partition;               // not used: ddl requests no allocation (error)
+};
+
 struct RendezvousSection {
   std::string address = "auto";
   int port = 0;
@@ -98,6 +103,7 @@ struct JobSpec {
   LaunchSection launch;
   SshSection ssh;
   KubernetesSection kubernetes;
+  SlurmSection slurm;
   RendezvousSection rendezvous;
   TorchSection torch;
   TensorflowSection tensorflow;
