@@ -105,7 +105,7 @@ TEST_CASE("override errors name the option, without a file position", "[job][ove
         "job.toml:2:6: launch.np: must be between 1 and 1000000\n"
         "--hosts: empty host in 'a,,b'\n"
         "--hosts: bad host name '-evil': starts with '-'\n"
-        "--backend: 'sssh' is not one of auto, local, ssh, kubernetes, mpirun; did you mean 'ssh'?\n"
+        "--backend: 'sssh' is not one of auto, local, ssh, kubernetes, mpirun, slurm; did you mean 'ssh'?\n"
         "--np: must be at least 1\n"
         "--timeout: invalid duration 'soon'; use a number and a unit: 500ms, 30s, 5m, 2h, 1h30m\n"
         "--max-restarts: must be at least 0\n"
