@@ -22,6 +22,7 @@ namespace ddl::slurm {
 namespace {
 
 constexpr auto k_shutdown_wait = std::chrono::seconds(10);
+constexpr auto k_step_wait = std::chrono::seconds(5);
 
 std::string last_lines(std::string_view text, std::size_t count) {
   text = trim(text);
@@ -66,6 +67,31 @@ std::string signal_name(int signo) {
   case SIGKILL: return "KILL";
   default: return std::to_string(signo);
   }
+}
+
+// The newest numbered step of this allocation ("J.S"), from squeue: the step
+// ddl started, when rank 0's marker has not come through srun yet.
+std::optional<std::string> newest_step() {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  if (job == nullptr || *job == '\0') {
+    return std::nullopt;
+  }
+  auto listed = run_captured({"squeue", "-h", "-s", "-j", job, "-o", "%i"}, 10'000);
+  if (!listed || listed->exit.code != 0) {
+    return std::nullopt;
+  }
+  std::optional<std::string> newest;
+  long long newest_id = -1;
+  for (const auto& line : split(listed->out, '\n')) {
+    std::string_view id = trim(line);
+    std::size_t dot = id.find('.');
+    auto step = dot == std::string_view::npos ? std::nullopt : parse_int(id.substr(dot + 1));
+    if (step && *step > newest_id) {
+      newest_id = *step;
+      newest = std::string(id);
+    }
+  }
+  return newest;
 }
 
 } // namespace
@@ -217,11 +243,23 @@ void SlurmBackend::report_exits(int status, const LabeledOutput& output, RankEve
 }
 
 // scancel --signal SIG JOB.STEP: the step's tasks get SIG, srun keeps running.
+// Rank 0's marker may still be on its way through srun's I/O when the ranks
+// already run: wait for it a little before falling back to srun's own TERM.
 bool SlurmBackend::signal_step(int signo) {
   std::optional<std::string> step;
-  {
-    std::lock_guard lock(mutex_);
-    step = step_;
+  const auto deadline = std::chrono::steady_clock::now() + k_step_wait;
+  while (true) {
+    {
+      std::lock_guard lock(mutex_);
+      step = step_;
+    }
+    if (step || done_ || std::chrono::steady_clock::now() >= deadline) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!step && !done_) {
+    step = newest_step();
   }
   if (!step) {
     return false;

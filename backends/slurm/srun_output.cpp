@@ -51,6 +51,7 @@ void LabeledOutput::finish() {
 void LabeledOutput::line(Stream stream, std::string_view text) {
   auto labeled = split_label(text);
   if (!labeled || labeled->first >= world_size_) {
+    srun_says(text);
     if (srun_text_.size() < k_max_srun_text) {
       srun_text_.append(text);
     }
@@ -60,6 +61,22 @@ void LabeledOutput::line(Stream stream, std::string_view text) {
     return;
   }
   sink_(labeled->first, stream, labeled->second);
+}
+
+// "srun: error: h3: task 2: Exited with exit code 3": srun's word for a
+// failure whose marker may be lost when the step is torn down.
+void LabeledOutput::srun_says(std::string_view text) {
+  constexpr std::string_view exited = ": Exited with exit code ";
+  std::size_t at = text.find(exited);
+  std::size_t task = text.rfind("task ", at);
+  if (at == std::string_view::npos || task == std::string_view::npos || srun_reported_) {
+    return;
+  }
+  auto rank = parse_int(text.substr(task + 5, at - task - 5));
+  auto code = parse_int(trim(text.substr(at + exited.size())));
+  if (rank && code && *rank >= 0 && *rank < world_size_ && *code != 128 + SIGTERM) {
+    srun_reported_ = std::pair{static_cast<int>(*rank), static_cast<int>(*code)};
+  }
 }
 
 bool LabeledOutput::marker(std::string_view text) {
@@ -92,7 +109,10 @@ bool LabeledOutput::marker(std::string_view text) {
 }
 
 std::optional<std::pair<int, int>> LabeledOutput::first_failure() const {
-  return first_own_ ? first_own_ : first_;
+  if (first_own_) {
+    return first_own_;
+  }
+  return srun_reported_ ? srun_reported_ : first_;
 }
 
 } // namespace ddl::slurm

@@ -25,7 +25,8 @@ public:
 
   // The rank whose command failed first, and its exit code: the first
   // marker, except that a rank ended by the step's own SIGTERM (143) gives
-  // way to a later one that failed on its own.
+  // way to a later one that failed on its own, or to srun's "task R: Exited
+  // with exit code C" when that rank's marker was lost with the step.
   std::optional<std::pair<int, int>> first_failure() const;
   // "JOB.STEP" once rank 0 has said it.
   std::optional<std::string> step() const { return step_; }
@@ -35,12 +36,14 @@ public:
 private:
   void line(Stream stream, std::string_view text);
   bool marker(std::string_view text);
+  void srun_says(std::string_view text);
 
   int world_size_;
   Sink sink_;
   std::string pending_[2];
   std::optional<std::pair<int, int>> first_;
   std::optional<std::pair<int, int>> first_own_;
+  std::optional<std::pair<int, int>> srun_reported_;
   std::optional<std::string> step_;
   std::string srun_text_;
 };

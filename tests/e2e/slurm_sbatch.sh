@@ -11,7 +11,7 @@ cat >"$t/job.sh" <<EOF2
 "$DDL" run -- sh -c 'echo "rank=\$DDL_RANK host=\$(hostname)" >"$t/out.\$DDL_RANK"; [ "\$DDL_RANK" != 3 ] || exit 7'
 EOF2
 chmod +x "$t/job.sh"
-DDL_TIMEOUT=40 expect_exit 7 slurm_login sbatch --wait -Q -N4 --ntasks-per-node=1 -o "$t/slurm.out" "$t/job.sh"
+DDL_TIMEOUT=55 expect_exit 7 slurm_login sbatch --wait -Q -N4 --ntasks-per-node=1 -o "$t/slurm.out" "$t/job.sh"
 for r in 0 1 2 3; do
   [[ $(cat "$t/out.$r") == "rank=$r host=h$((r + 1))" ]] || fail "rank $r: $(cat "$t/out.$r" 2>&1)"
 done

@@ -71,3 +71,12 @@ TEST_CASE("srun --label output: lines to ranks, markers out, the first own failu
   CHECK(*output.first_failure() == std::pair{3, 3});
   CHECK(output.srun_text() == "srun: error: h2: task 3: Exited with exit code 3\n");
 }
+
+TEST_CASE("srun --label output: srun's own report when the marker is lost", "[slurm]") {
+  slurm::LabeledOutput output(4, [](int, Stream, std::string_view) {});
+  output.feed(Stream::err, " 1: ddl-slurm: rank 1 exit 143\n");
+  output.feed(Stream::err, "srun: error: h3: task 2: Exited with exit code 3\n");
+  output.finish();
+  REQUIRE(output.first_failure());
+  CHECK(*output.first_failure() == std::pair{2, 3});
+}
