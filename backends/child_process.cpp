@@ -49,7 +49,7 @@ int pump_and_wait(Spawned& child, const std::function<void(Stream, std::string_v
   return pump_output(child, to_stream, deadline_ms, timed_out, stopped);
 }
 
-Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms) {
+Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms, bool part_of_stop) {
   auto child = spawn_piped(argv, {.set_env = {}, .new_process_group = true, .death_signal = SIGKILL});
   if (!child) {
     return fail(child.error());
@@ -62,7 +62,7 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout
       [&](Stream stream, std::string_view bytes) {
         (stream == Stream::out ? result.out : result.err).append(bytes);
       },
-      timeout_ms, &result.timed_out, &stopped);
+      timeout_ms, &result.timed_out, part_of_stop ? nullptr : &stopped);
   if (stopped) {
     return fail(stop::error("running " + argv[0]));
   }

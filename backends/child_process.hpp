@@ -49,7 +49,8 @@ struct Captured {
 
 // Runs a short helper command to completion, capturing its output. It runs
 // in its own process group and dies with ddl (PR_SET_PDEATHSIG); Ctrl-C,
-// SIGTERM or the job's deadline kill it and return stop::error().
-Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms);
+// SIGTERM or the job's deadline kill it and return stop::error(), unless it
+// is part of the stop itself (`part_of_stop`: scancel forwarding Ctrl-C).
+Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms, bool part_of_stop = false);
 
 } // namespace ddl

@@ -10,6 +10,7 @@
 #include "backends/kubernetes/kubernetes_backend.hpp"
 #include "backends/local/local_backend.hpp"
 #include "backends/mpirun/mpirun_backend.hpp"
+#include "backends/slurm/slurm_backend.hpp"
 #include "backends/ssh/ssh_backend.hpp"
 #include "src/util/net.hpp"
 
@@ -38,7 +39,7 @@ private:
 // mpirun with a [kubernetes] selector and no other host source.
 bool pods_are_hosts(const JobSpec& job, BackendKind kind) {
   const HostsSection& hosts = job.hosts;
-  bool other_source = !hosts.list.empty() || !hosts.hostfile.empty() || hosts.slurm ||
+  bool other_source = !hosts.list.empty() || !hosts.hostfile.empty() || hosts.slurm == SlurmHosts::on ||
                       !hosts.discovery_script.empty();
   if (kind == BackendKind::kubernetes) {
     return !other_source || !job.kubernetes.selector.empty();
@@ -91,6 +92,10 @@ constexpr BackendEntry k_backends[] = {
                                                               pod_slots(job, BackendKind::kubernetes));
      }},
     {BackendKind::mpirun, make_mpirun},
+    {BackendKind::slurm,
+     [](const JobSpec& job) -> std::unique_ptr<Backend> {
+       return std::make_unique<slurm::SlurmBackend>(slurm::SlurmOptions{job.slurm.srun_args});
+     }},
 };
 
 std::unique_ptr<Backend> make_backend(const JobSpec& job, BackendKind kind) {
@@ -131,6 +136,9 @@ std::optional<Choice> auto_without_hosts(const JobSpec& job) {
   if (pods_are_hosts(job, BackendKind::kubernetes) && !job.kubernetes.selector.empty()) {
     return Choice{BackendKind::kubernetes, "auto: the [kubernetes] selector names the hosts"};
   }
+  if (uses_slurm_allocation(job)) {
+    return Choice{BackendKind::slurm, "auto: the hosts are the Slurm allocation ddl runs in"};
+  }
   return std::nullopt;
 }
 
@@ -170,6 +178,12 @@ Result<Inventory> hosts_for(const JobSpec& job, Backend& backend) {
 Result<SelectedBackend> select_backend(const JobSpec& job) {
   if (auto problem = mpi_problem(job)) {
     return fail(ExitCode::usage, *problem);
+  }
+  if (job.launch.backend == BackendKind::slurm && !inside_slurm_allocation()) {
+    return fail(ExitCode::usage,
+                "backend slurm starts the ranks as a step of the Slurm allocation ddl runs in, "
+                "but SLURM_JOB_ID is not set; run ddl inside salloc or sbatch (ddl does not "
+                "request allocations itself)");
   }
   Choice choice{job.launch.backend, ""};
   std::optional<Inventory> listed;

@@ -23,9 +23,11 @@ void add_common_options(CLI::App& sub, CommonOptions& opts) {
   sub.add_option("job", opts.job_file, "Job file (TOML)");
   sub.add_option("-H,--hosts", opts.overrides.hosts, "Hosts, e.g. node[01-04]:8,gpu-a:4");
   sub.add_option("--hostfile", opts.overrides.hostfile, "OpenMPI, DeepSpeed or MPICH hostfile");
+  sub.add_flag("--slurm", opts.overrides.slurm,
+               "Hosts from the Slurm allocation (default inside salloc/sbatch when no other source)");
   sub.add_option("--backend", opts.overrides.backend,
-                 "auto (default: mpirun for mpi, local when every host is this machine, else "
-                 "ssh), local, ssh, kubernetes or mpirun")
+                 "auto (default: mpirun for mpi, slurm inside an allocation, local when every "
+                 "host is this machine, else ssh), local, ssh, kubernetes, mpirun or slurm")
       ->check(CLI::IsMember(backend_names()));
   sub.add_option("--np", opts.overrides.np, "Number of ranks (default: sum of slots)");
   sub.add_flag("--json", opts.json, "Machine-readable JSON on stdout");

@@ -4,7 +4,7 @@
 # prints this very file. Load it by hand with: source <(ddl completions bash)
 
 _ddl_commands='run hosts bench render init completions'
-_ddl_common_opts='-H --hosts --hostfile --backend --np --json -v --verbose -q --quiet -h --help'
+_ddl_common_opts='-H --hosts --hostfile --slurm --backend --np --json -v --verbose -q --quiet -h --help'
 _ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir --strict-logs -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
 _ddl_bench_opts="$_ddl_common_opts -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes
@@ -16,7 +16,7 @@ _ddl_init_opts='-t --template -f --force -h --help'
 _ddl_option_value() {
     local opt=$1 cmd=$2 cur=$3
     case $cmd:$opt in
-        *:--backend) COMPREPLY=($(compgen -W 'auto local ssh kubernetes mpirun' -- "$cur")) ;;
+        *:--backend) COMPREPLY=($(compgen -W 'auto local ssh kubernetes mpirun slurm' -- "$cur")) ;;
         *:--hostfile | bench:-J | bench:--output_file) _ddl_files "$cur" ;;
         *:-H | *:--hosts) COMPREPLY=($(compgen -A hostname -- "$cur")) ;;
         *:--np | run:--timeout | run:--max-restarts | render:--rank) ;;
@@ -31,7 +31,7 @@ _ddl_option_value() {
         bench:-b | bench:--minbytes | bench:-e | bench:--maxbytes | bench:-i | bench:--stepbytes) ;;
         bench:-f | bench:--stepfactor | bench:-n | bench:--iters | bench:-w | bench:--warmup_iters) ;;
         init:-t | init:--template)
-            COMPREPLY=($(compgen -W 'torch tensorflow horovod jax mpi kubernetes' -- "$cur")) ;;
+            COMPREPLY=($(compgen -W 'torch tensorflow horovod jax mpi kubernetes slurm' -- "$cur")) ;;
         *) return 1 ;;
     esac
     return 0

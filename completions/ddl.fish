@@ -41,7 +41,8 @@ set -l common "__fish_seen_subcommand_from $ddl_with_common; and not __ddl_after
 complete -c ddl -n "$common; and not __ddl_bench_needs_allreduce" -F
 complete -c ddl -n "$common" -s H -l hosts -x -a '(__fish_print_hostnames)' -d 'Hosts, e.g. node[01-04]:8,gpu-a:4'
 complete -c ddl -n "$common" -l hostfile -r -F -d 'OpenMPI, DeepSpeed or MPICH hostfile'
-complete -c ddl -n "$common" -l backend -x -a 'auto local ssh kubernetes mpirun' -d 'How ranks are started'
+complete -c ddl -n "$common" -l slurm -d 'Hosts from the Slurm allocation'
+complete -c ddl -n "$common" -l backend -x -a 'auto local ssh kubernetes mpirun slurm' -d 'How ranks are started'
 complete -c ddl -n "$common" -l np -x -d 'Number of ranks'
 complete -c ddl -n "$common" -l json -d 'JSON on stdout'
 complete -c ddl -n "$common" -s v -l verbose -d 'Explain choices; repeat for debug'
@@ -83,7 +84,7 @@ complete -c ddl -n '__fish_seen_subcommand_from render' -l rank -x -d 'The rank 
 
 # init
 complete -c ddl -n '__fish_seen_subcommand_from init' -F
-complete -c ddl -n '__fish_seen_subcommand_from init' -s t -l template -x -a 'torch tensorflow horovod jax mpi kubernetes' -d 'Starter template'
+complete -c ddl -n '__fish_seen_subcommand_from init' -s t -l template -x -a 'torch tensorflow horovod jax mpi kubernetes slurm' -d 'Starter template'
 complete -c ddl -n '__fish_seen_subcommand_from init' -s f -l force -d 'Overwrite existing files'
 
 # completions

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what ddl needs from Debian's archive. `build`: to build ddl;
 # `test` (default): also the real peers the test suite drives (sshd, OpenMPI,
-# PyTorch, clang for the sanitizer and fuzzer builds, shells for completions).
+# PyTorch, clang for the sanitizer and fuzzer builds, shells for completions,
+# Slurm and munge for the Slurm test bed).
 set -euo pipefail
 mode=${1:-test}
 build_pkgs=(cmake ninja-build g++ pkg-config ccache libcli11-dev libtomlplusplus-dev
   libfmt-dev libspdlog-dev libssh-dev libssl-dev nlohmann-json3-dev catch2 openmpi-bin libopenmpi-dev)
 test_pkgs=(clang libclang-rt-14-dev python3 python3-torch openssh-server openssh-client
-  iproute2 iptables procps psmisc time groff man-db zsh fish bash-completion pdsh iperf3 hyperfine)
+  iproute2 iptables procps psmisc time groff man-db zsh fish bash-completion pdsh iperf3 hyperfine
+  slurmctld slurmd slurm-client munge)
 pkgs=("${build_pkgs[@]}")
 [[ $mode == test ]] && pkgs+=("${test_pkgs[@]}")
 
@@ -17,6 +19,13 @@ for p in "${pkgs[@]}"; do
 done
 if ((${#missing[@]})); then
   sudo=""; [[ $(id -u) == 0 ]] || sudo=sudo
+  # The postinst scripts of munge, slurmd and slurmctld would start system-wide
+  # daemons; a temporary policy-rc.d (exit 101) keeps them stopped.
+  policy=/usr/sbin/policy-rc.d made_policy=0
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod 755 "$policy" && made_policy=1
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if ((made_policy)); then $sudo rm -f "$policy"; fi
 fi

@@ -79,6 +79,20 @@ Inventory local_inventory(const JobSpec& job) {
 
 } // namespace
 
+bool inside_slurm_allocation() {
+  const char* job_id = std::getenv("SLURM_JOB_ID");
+  return job_id != nullptr && *job_id != '\0';
+}
+
+bool uses_slurm_allocation(const JobSpec& job) {
+  const HostsSection& hosts = job.hosts;
+  if (hosts.slurm != SlurmHosts::automatic) {
+    return hosts.slurm == SlurmHosts::on;
+  }
+  return hosts.list.empty() && hosts.hostfile.empty() && hosts.discovery_script.empty() &&
+         inside_slurm_allocation();
+}
+
 Result<Inventory> discover_hosts(const JobSpec& job) {
   if (!job.hosts.list.empty()) {
     return list_inventory(job);
@@ -86,7 +100,7 @@ Result<Inventory> discover_hosts(const JobSpec& job) {
   if (!job.hosts.hostfile.empty()) {
     return hostfile_inventory(job);
   }
-  if (job.hosts.slurm) {
+  if (uses_slurm_allocation(job)) {
     return slurm_inventory([](const char* name) { return std::getenv(name); });
   }
   if (!job.hosts.discovery_script.empty()) {

@@ -40,8 +40,16 @@ Result<Inventory> script_inventory(const std::string& script, Millis timeout, in
 // (and when stop::requested() cut nvidia-smi short: the caller checks).
 int local_gpu_count();
 
+// SLURM_JOB_ID is set (salloc, sbatch, srun): ddl runs inside an allocation.
+bool inside_slurm_allocation();
+
+// The job's hosts are the Slurm allocation: [hosts] slurm = true (--slurm),
+// or the key absent, no other host source, and inside an allocation.
+bool uses_slurm_allocation(const JobSpec& job);
+
 // Finds the hosts for `job` from its one host source (-H / list, hostfile,
-// slurm, discovery script); none: this machine alone. Kubernetes pods and
+// slurm, discovery script); none: the Slurm allocation when inside one and
+// [hosts] slurm is not false, else this machine alone. Kubernetes pods and
 // slots = "gpus" probing are done by the backends before the plan.
 Result<Inventory> discover_hosts(const JobSpec& job);
 

@@ -18,14 +18,18 @@ namespace ddl {
 
 // `automatic` is "auto": the registry (backends/registry.hpp) picks one of
 // the others from the hosts and frameworks.
-enum class BackendKind { automatic, local, ssh, kubernetes, mpirun };
+enum class BackendKind { automatic, local, ssh, kubernetes, mpirun, slurm };
 enum class HostKeyCheck { yes, accept_new, no };
+// [hosts] slurm: automatic (key absent) reads the allocation when SLURM_JOB_ID
+// is set and no other host source is given; on (true, --slurm) always; off
+// (false) never.
+enum class SlurmHosts { automatic, on, off };
 enum class Framework { torch, tensorflow, horovod, jax, mpi };
 
 struct HostsSection {
   std::vector<std::string> list;  // hostlist specs, e.g. "node[01-04]:8"
   std::string hostfile;           // OpenMPI/DeepSpeed or MPICH form
-  bool slurm = false;             // read SLURM_JOB_NODELIST and friends
+  SlurmHosts slurm = SlurmHosts::automatic;  // read SLURM_JOB_NODELIST and friends
   std::string discovery_script;   // prints host[:slots] lines
   Millis discovery_timeout{60'000};
   std::optional<int> slots;       // per host when the spec has none
@@ -56,6 +60,11 @@ struct KubernetesSection {
   std::string container;
   std::string kubectl = "kubectl";
   std::string context;
+};
+
+struct SlurmSection {
+  std::vector<std::string> srun_args;  // passed to srun before ddl's own options
+  std::string partition;               // not used: ddl requests no allocation (error)
 };
 
 struct RendezvousSection {
@@ -95,6 +104,7 @@ struct JobSpec {
   LaunchSection launch;
   SshSection ssh;
   KubernetesSection kubernetes;
+  SlurmSection slurm;
   RendezvousSection rendezvous;
   TorchSection torch;
   TensorflowSection tensorflow;
@@ -104,6 +114,7 @@ struct JobSpec {
 struct Overrides {
   std::vector<std::string> hosts;          // -H, may repeat; comma lists
   std::optional<std::string> hostfile;
+  bool slurm = false;                      // --slurm: the Slurm allocation
   std::optional<std::string> backend;      // validated like the file's key
   std::optional<int> np;
   std::optional<std::string> timeout;      // duration text

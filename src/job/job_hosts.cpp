@@ -167,7 +167,9 @@ void read_hosts(const Section& s, const std::string& origin, JobSpec& job, Sourc
   }
   read_list(s, job);
   places.hostfile = read_path(s, "hostfile", origin, job.hosts.hostfile);
-  s.read_bool("slurm", job.hosts.slurm);
+  if (bool slurm = false; s.read_bool("slurm", slurm)) {
+    job.hosts.slurm = slurm ? SlurmHosts::on : SlurmHosts::off;
+  }
   places.discovery_script = read_path(s, "discovery_script", origin, job.hosts.discovery_script);
   s.read_duration("discovery_timeout", job.hosts.discovery_timeout, false);
   read_slots(s, job);
@@ -177,11 +179,14 @@ namespace {
 
 void apply_host_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places,
                           Diagnostics& diag) {
-  if (o.hosts.empty() && !o.hostfile) {
+  if (o.hosts.empty() && !o.hostfile && !o.slurm) {
     return;
   }
   if (!o.hosts.empty() && o.hostfile) {
     diag.option("--hostfile: cannot be combined with --hosts");
+  }
+  if (o.slurm && (!o.hosts.empty() || o.hostfile)) {
+    diag.option(fmt::format("--slurm: cannot be combined with {}", o.hosts.empty() ? "--hostfile" : "--hosts"));
   }
   for (const std::string& spec : o.hosts) {
     if (auto problem = host_spec_problem(spec)) {
@@ -193,7 +198,7 @@ void apply_host_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places
   }
   job.hosts.list = o.hosts;
   job.hosts.hostfile = o.hosts.empty() ? o.hostfile.value_or("") : "";
-  job.hosts.slurm = false;
+  job.hosts.slurm = o.slurm ? SlurmHosts::on : SlurmHosts::off;
   job.hosts.discovery_script.clear();
   places = SourcePlaces{};
 }

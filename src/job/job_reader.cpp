@@ -75,7 +75,7 @@ std::string_view type_phrase(toml::node_type type) {
 
 const std::vector<std::string>& section_names() {
   static const std::vector<std::string> names = {
-      "job", "hosts", "launch", "ssh", "kubernetes", "rendezvous", "torch", "tensorflow"};
+      "job", "hosts", "launch", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow"};
   return names;
 }
 
@@ -88,6 +88,7 @@ const std::vector<std::string>& section_keys(std::string_view section) {
       {"ssh", {"user", "port", "identity", "config", "known_hosts", "host_key_check",
                "connect_timeout", "fanout", "remote_ddl"}},
       {"kubernetes", {"namespace", "selector", "container", "kubectl", "context"}},
+      {"slurm", {"srun_args", "partition"}},
       {"rendezvous", {"address", "port", "timeout"}},
       {"torch", {"master_port"}},
       {"tensorflow", {"chief", "ps", "evaluator", "port"}},

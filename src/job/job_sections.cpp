@@ -262,6 +262,16 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   k8s.read_string("kubectl", job.kubernetes.kubectl);
   k8s.read_string("context", job.kubernetes.context);
 
+  Section slurm(table("slurm"), "slurm", diag);
+  read_string_array(slurm, "srun_args", [&](const toml::node&, const std::string& arg) {
+    job.slurm.srun_args.push_back(arg);
+  });
+  if (slurm.read_string("partition", job.slurm.partition) && !job.slurm.partition.empty()) {
+    diag.at(*slurm.node("partition"),
+            "slurm.partition: ddl does not request allocations; run it inside one "
+            "(salloc -p PARTITION ... or sbatch -p PARTITION ...)");
+  }
+
   Section rdzv(table("rendezvous"), "rendezvous", diag);
   rdzv.read_string("address", job.rendezvous.address);
   rdzv.read_int("port", job.rendezvous.port, 0, 65535);

@@ -43,6 +43,7 @@ std::string_view to_string(BackendKind kind) {
   case BackendKind::ssh: return "ssh";
   case BackendKind::kubernetes: return "kubernetes";
   case BackendKind::mpirun: return "mpirun";
+  case BackendKind::slurm: return "slurm";
   }
   return "local";
 }
@@ -69,7 +70,7 @@ std::string_view to_string(HostKeyCheck check) {
 
 std::optional<BackendKind> parse_backend(std::string_view text) {
   for (auto kind : {BackendKind::automatic, BackendKind::local, BackendKind::ssh,
-                    BackendKind::kubernetes, BackendKind::mpirun}) {
+                    BackendKind::kubernetes, BackendKind::mpirun, BackendKind::slurm}) {
     if (to_string(kind) == text) {
       return kind;
     }
@@ -78,7 +79,7 @@ std::optional<BackendKind> parse_backend(std::string_view text) {
 }
 
 const std::vector<std::string>& backend_names() {
-  static const std::vector<std::string> names = {"auto", "local", "ssh", "kubernetes", "mpirun"};
+  static const std::vector<std::string> names = {"auto", "local", "ssh", "kubernetes", "mpirun", "slurm"};
   return names;
 }
 

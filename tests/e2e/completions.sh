@@ -47,7 +47,7 @@ EOS
 }
 if command -v zsh >/dev/null && zsh -fc 'zmodload zsh/zpty' 2>/dev/null; then
   zsh_shows 'ddl ' bench completions hosts init render run
-  zsh_shows 'ddl run --back' --backend= auto kubernetes local mpirun ssh
+  zsh_shows 'ddl run --back' --backend= auto kubernetes local mpirun slurm ssh
   zsh_shows 'ddl bench allreduce -d ' bfloat16 double float half int32
 fi
 
@@ -90,13 +90,13 @@ for opt in --hosts --hostfile --backend --np --json --verbose --quiet --help --d
     --max-restarts --log-dir --env; do
   [[ " $(line 4) " == *" $opt "* ]] || fail "'ddl run --<TAB>' does not offer $opt: $(line 4)"
 done
-expect_line 5 "auto kubernetes local mpirun ssh "
+expect_line 5 "auto kubernetes local mpirun slurm ssh "
 expect_line 6 "allreduce "
 expect_line 7 "bfloat16 double float half int32 "
 expect_line 8 "max min prod sum "
 expect_line 9 "mpi nccl tcp "
 expect_line 10 "deepspeed-hostfile env hostfile json mpich-hostfile plan tf-config "
-expect_line 11 "horovod jax kubernetes mpi tensorflow torch "
+expect_line 11 "horovod jax kubernetes mpi slurm tensorflow torch "
 expect_line 12 "bash fish zsh "
 [[ " $(line 13) " == *" --check "* ]] || fail "'ddl hosts --<TAB>' does not offer --check: $(line 13)"
 expect_line 14 "hostfile.txt "

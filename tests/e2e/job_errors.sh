@@ -44,7 +44,7 @@ for line in \
   "$t/job.toml:8:12: hosts.hostfile: conflicts with hosts.list; give only one of list, hostfile, slurm, discovery_script" \
   "$t/job.toml:8:12: hosts.hostfile: cannot read '$t/hosts.txt': No such file or directory" \
   "$t/job.toml:11:6: launch.np: must be between 1 and 1000000" \
-  "$t/job.toml:12:11: launch.backend: 'shh' is not one of auto, local, ssh, kubernetes, mpirun; did you mean 'ssh'?" \
+  "$t/job.toml:12:11: launch.backend: 'shh' is not one of auto, local, ssh, kubernetes, mpirun, slurm; did you mean 'ssh'?" \
   "$t/job.toml:15:9: tensorflow.chief: must be 0 or 1"; do
   expect_contains "$t/err" "$line"
 done

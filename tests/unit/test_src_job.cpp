@@ -33,7 +33,7 @@ TEST_CASE("an empty job file gives the documented defaults", "[job]") {
   CHECK(job.log_dir.empty());
   CHECK(job.hosts.list.empty());
   CHECK(job.hosts.hostfile.empty());
-  CHECK_FALSE(job.hosts.slurm);
+  CHECK(job.hosts.slurm == ddl::SlurmHosts::automatic);
   CHECK(job.hosts.discovery_script.empty());
   CHECK(job.hosts.discovery_timeout == 60s);
   CHECK_FALSE(job.hosts.slots.has_value());
@@ -185,7 +185,8 @@ TEST_CASE("env may be a [job.env] table and frameworks may be empty", "[job]") {
 
 TEST_CASE("hosts sources: list as one string, slurm, slots = gpus", "[job]") {
   CHECK(parse("[hosts]\nlist = \"a:2,b\"\n").hosts.list == std::vector<std::string>{"a:2,b"});
-  CHECK(parse("[hosts]\nslurm = true\n").hosts.slurm);
+  CHECK(parse("[hosts]\nslurm = true\n").hosts.slurm == ddl::SlurmHosts::on);
+  CHECK(parse("[hosts]\nslurm = false\n").hosts.slurm == ddl::SlurmHosts::off);
   ddl::JobSpec gpus = parse("[hosts]\nslots = \"gpus\"\n");
   CHECK(gpus.hosts.slots_from_gpus);
   CHECK_FALSE(gpus.hosts.slots.has_value());

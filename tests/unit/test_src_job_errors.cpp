@@ -125,10 +125,12 @@ TEST_CASE("durations", "[job][errors]") {
 
 TEST_CASE("enumerations", "[job][errors]") {
   CHECK(errors("[launch]\nbackend = \"shh\"\n") ==
-        "job.toml:2:11: launch.backend: 'shh' is not one of auto, local, ssh, kubernetes, mpirun; "
+        "job.toml:2:11: launch.backend: 'shh' is not one of auto, local, ssh, kubernetes, mpirun, slurm; "
         "did you mean 'ssh'?");
-  CHECK(errors("[launch]\nbackend = \"slurm\"\n") ==
-        "job.toml:2:11: launch.backend: 'slurm' is not one of auto, local, ssh, kubernetes, mpirun");
+  CHECK(errors("[launch]\nbackend = \"slurm\"\n").empty());
+  CHECK(errors("[slurm]\npartition = \"gpu\"\n") ==
+        "job.toml:2:13: slurm.partition: ddl does not request allocations; run it inside one "
+        "(salloc -p PARTITION ... or sbatch -p PARTITION ...)");
   CHECK(errors("[job]\nframeworks = [\"pytorch\"]\n") ==
         "job.toml:2:15: job.frameworks: 'pytorch' is not one of torch, tensorflow, horovod, jax, "
         "mpi; did you mean 'torch'?");
@@ -176,7 +178,7 @@ TEST_CASE("host names and hostlists in [hosts] list", "[job][errors]") {
 TEST_CASE("control characters in echoed text are escaped", "[job][errors]") {
   CHECK(errors("[job]\n\"a\\u0001\\n\" = 1\n") == "job.toml:2:1: unknown key 'a\\x01\\x0a' in [job]");
   CHECK(errors("[launch]\nbackend = \"ss\\th\"\n") ==
-        "job.toml:2:11: launch.backend: 'ss\\x09h' is not one of auto, local, ssh, kubernetes, mpirun; "
+        "job.toml:2:11: launch.backend: 'ss\\x09h' is not one of auto, local, ssh, kubernetes, mpirun, slurm; "
         "did you mean 'ssh'?");
 }
 

@@ -74,7 +74,7 @@ TEST_CASE("overrides replace the job file's values", "[job][overrides]") {
   auto job = ddl::parse_job(text, "job.toml", o);
   REQUIRE(job);
   CHECK(job->hosts.list == std::vector<std::string>{"x", "y:2"});
-  CHECK_FALSE(job->hosts.slurm);
+  CHECK(job->hosts.slurm == ddl::SlurmHosts::off);
   CHECK(job->hosts.slots == 4);
   CHECK(job->launch.np == 5);
   CHECK(job->env == ddl::EnvList{{"A", "file"}, {"B", "flag"}, {"Z", "new"}});
@@ -105,7 +105,7 @@ TEST_CASE("override errors name the option, without a file position", "[job][ove
         "job.toml:2:6: launch.np: must be between 1 and 1000000\n"
         "--hosts: empty host in 'a,,b'\n"
         "--hosts: bad host name '-evil': starts with '-'\n"
-        "--backend: 'sssh' is not one of auto, local, ssh, kubernetes, mpirun; did you mean 'ssh'?\n"
+        "--backend: 'sssh' is not one of auto, local, ssh, kubernetes, mpirun, slurm; did you mean 'ssh'?\n"
         "--np: must be at least 1\n"
         "--timeout: invalid duration 'soon'; use a number and a unit: 500ms, 30s, 5m, 2h, 1h30m\n"
         "--max-restarts: must be at least 0\n"

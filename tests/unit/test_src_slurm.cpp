@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <map>
 
 #include "src/inventory/inventory.hpp"
@@ -72,5 +73,31 @@ TEST_CASE("slurm_inventory", "[slurm]") {
     REQUIRE_FALSE(hosts);
     CHECK(hosts.error().message ==
           "SLURM_TASKS_PER_NODE '2(x3)' gives 3 task counts for the 2 nodes of SLURM_JOB_NODELIST 'n1,n2'");
+  }
+}
+
+TEST_CASE("uses_slurm_allocation: automatic inside an allocation, off by slurm = false", "[slurm]") {
+  const char* saved = std::getenv("SLURM_JOB_ID");
+  std::string saved_value = saved == nullptr ? "" : saved;
+  JobSpec job;
+  ::unsetenv("SLURM_JOB_ID");
+  CHECK_FALSE(uses_slurm_allocation(job));
+  job.hosts.slurm = SlurmHosts::on;
+  CHECK(uses_slurm_allocation(job));
+  ::setenv("SLURM_JOB_ID", "42", 1);
+  job.hosts.slurm = SlurmHosts::automatic;
+  CHECK(uses_slurm_allocation(job));
+  job.hosts.slurm = SlurmHosts::off;
+  CHECK_FALSE(uses_slurm_allocation(job));
+  job.hosts.slurm = SlurmHosts::automatic;
+  job.hosts.list = {"a:2"};
+  CHECK_FALSE(uses_slurm_allocation(job));
+  job.hosts.list.clear();
+  job.hosts.hostfile = "hosts.txt";
+  CHECK_FALSE(uses_slurm_allocation(job));
+  if (saved == nullptr) {
+    ::unsetenv("SLURM_JOB_ID");
+  } else {
+    ::setenv("SLURM_JOB_ID", saved_value.c_str(), 1);
   }
 }

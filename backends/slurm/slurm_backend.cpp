@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+#include "backends/slurm/slurm_backend.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "backends/child_process.hpp"
+#include "backends/slurm/srun_command.hpp"
+#include "backends/slurm/srun_output.hpp"
+#include "src/util/text.hpp"
+
+namespace ddl::slurm {
+
+namespace {
+
+constexpr auto k_shutdown_wait = std::chrono::seconds(10);
+constexpr auto k_step_wait = std::chrono::seconds(5);
+
+std::string last_lines(std::string_view text, std::size_t count) {
+  text = trim(text);
+  std::size_t at = text.size();
+  for (std::size_t n = 0; n < count && at != std::string_view::npos && at > 0; ++n) {
+    at = text.rfind('\n', at - 1);
+  }
+  return std::string(trim(at == std::string_view::npos ? text : text.substr(at)));
+}
+
+// A private 0700 directory with the rank placement (0600) in it.
+Result<std::string> write_private(const std::string& text, std::string& dir_out) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = fmt::format("{}/ddl-slurm.XXXXXX", tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
+  if (::mkdtemp(templ.data()) == nullptr) {
+    return fail(ExitCode::launch, fmt::format("cannot create a directory under {}", templ));
+  }
+  dir_out = templ;
+  std::string path = templ + "/hostfile";
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  ::chmod(path.c_str(), 0600);
+  if (!out) {
+    return fail(ExitCode::launch, fmt::format("cannot write {}", path));
+  }
+  return path;
+}
+
+std::string workdir_of(std::span<const RankLaunch> launches) {
+  return launches.empty() || launches.front().workdir_is_default ? "" : launches.front().workdir;
+}
+
+std::string signal_name(int signo) {
+  switch (signo) {
+  case SIGINT: return "INT";
+  case SIGTERM: return "TERM";
+  case SIGHUP: return "HUP";
+  case SIGQUIT: return "QUIT";
+  case SIGUSR1: return "USR1";
+  case SIGUSR2: return "USR2";
+  case SIGKILL: return "KILL";
+  default: return std::to_string(signo);
+  }
+}
+
+// The newest numbered step of this allocation ("J.S"), from squeue: the step
+// ddl started, when rank 0's marker has not come through srun yet.
+std::optional<std::string> newest_step() {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  if (job == nullptr || *job == '\0') {
+    return std::nullopt;
+  }
+  auto listed = run_captured({"squeue", "-h", "-s", "-j", job, "-o", "%i"}, 10'000, /*part_of_stop=*/true);
+  if (!listed || listed->exit.code != 0) {
+    return std::nullopt;
+  }
+  std::optional<std::string> newest;
+  long long newest_id = -1;
+  for (const auto& line : split(listed->out, '\n')) {
+    std::string_view id = trim(line);
+    std::size_t dot = id.find('.');
+    auto step = dot == std::string_view::npos ? std::nullopt : parse_int(id.substr(dot + 1));
+    if (step && *step > newest_id) {
+      newest_id = *step;
+      newest = std::string(id);
+    }
+  }
+  return newest;
+}
+
+} // namespace
+
+SlurmBackend::SlurmBackend(SlurmOptions options) : options_(std::move(options)) {}
+
+SlurmBackend::~SlurmBackend() {
+  shutdown();
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+std::string SlurmBackend::dry_run_text(std::span<const RankLaunch> launches) const {
+  SrunSettings settings;
+  settings.hostfile = "<hostfile>";
+  settings.srun_args = options_.srun_args;
+  settings.workdir = workdir_of(launches);
+  return slurm::dry_run_text(launches, settings);
+}
+
+Result<void> SlurmBackend::prepare(const Plan& plan, std::span<const RankLaunch> /*launches*/) {
+  auto version = run_captured({"srun", "--version"}, 30'000);
+  if (!version || version->exit.code != 0) {
+    return fail(ExitCode::launch,
+                "backend slurm needs Slurm's srun on PATH (Debian: apt-get install slurm-client)");
+  }
+  world_size_ = plan.world_size;
+  std::lock_guard lock(mutex_);
+  launches_.clear();
+  done_ = false;
+  step_.reset();
+  return {};
+}
+
+Result<void> SlurmBackend::start(const RankLaunch& launch, RankEvents& events) {
+  std::lock_guard lock(mutex_);
+  if (world_size_ == 0) {
+    return fail(ExitCode::launch, "slurm backend: start before prepare");
+  }
+  launches_.push_back(launch);
+  if (static_cast<int>(launches_.size()) < world_size_) {
+    return {};
+  }
+  std::sort(launches_.begin(), launches_.end(),
+            [](const RankLaunch& a, const RankLaunch& b) { return a.rank < b.rank; });
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    dir_.clear();
+  }
+  auto hostfile = write_private(srun_hostfile(launches_), dir_);
+  if (!hostfile) {
+    return fail(hostfile.error());
+  }
+  SrunSettings settings;
+  settings.hostfile = *hostfile;
+  settings.srun_args = options_.srun_args;
+  settings.workdir = workdir_of(launches_);
+  auto command = build_srun_command(launches_, settings);
+  if (!command) {
+    return fail(command.error());
+  }
+  spdlog::info("slurm: one step of {} tasks: srun --ntasks {} --distribution=arbitrary", world_size_,
+               world_size_);
+  if (runner_.joinable()) {
+    runner_.join();
+  }
+  done_ = false;
+  step_.reset();
+  // srun runs under its own thread, which lives as long as srun:
+  // PR_SET_PDEATHSIG fires when the spawning thread ends. When ddl dies,
+  // srun gets SIGTERM and ends the step (its tasks get SIGKILL).
+  runner_ = std::thread([this, argv = command->argv, env = command->env, &events]() mutable {
+    run_srun(std::move(argv), std::move(env), events);
+  });
+  return {};
+}
+
+void SlurmBackend::run_srun(std::vector<std::string> argv, EnvList env, RankEvents& events) {
+  auto child = spawn_piped(argv, {.set_env = std::move(env), .new_process_group = true,
+                                  .death_signal = SIGTERM, .ignore_sigpipe = true});
+  if (!child) {
+    for (int rank = 0; rank < world_size_; ++rank) {
+      events.started(rank, -1);
+      events.exited(rank, RankExit{1, 0, child.error().message});
+    }
+    done_ = true;
+    return;
+  }
+  pid_ = child->pid;
+  ::close(child->in_fd);
+  child->in_fd = -1;
+  for (int rank = 0; rank < world_size_; ++rank) {
+    events.started(rank, child->pid);
+  }
+  LabeledOutput output(world_size_, [&](int rank, Stream stream, std::string_view bytes) {
+    events.output(rank, stream, bytes);
+  });
+  int status = pump_and_wait(*child, [&](Stream stream, std::string_view bytes) {
+    output.feed(stream, bytes);
+    if (!step_ready_) {
+      if (auto step = output.step()) {
+        std::lock_guard lock(mutex_);
+        step_ = *step;
+        step_ready_ = true;
+      }
+    }
+  });
+  output.finish();
+  {
+    std::lock_guard lock(mutex_);
+    pid_ = -1;
+    step_.reset();
+    step_ready_ = false;
+  }
+  report_exits(status, output, events);
+  done_ = true;
+}
+
+void SlurmBackend::report_exits(int status, const LabeledOutput& output, RankEvents& events) {
+  RankExit whole = exit_of_status(status);
+  if (!output.srun_text().empty()) {
+    spdlog::info("srun said:\n{}", trim(output.srun_text()));
+  }
+  auto failure = output.first_failure();
+  if (!failure && whole.code != 0) {
+    // srun failed on its own (no allocation, bad srun_args, nodes, command).
+    std::string said = last_lines(output.srun_text(), 12);
+    RankExit launch_failure{whole.code, whole.signal,
+                            fmt::format("srun failed (exit {}){}", whole.code,
+                                        said.empty() ? "" : ":\n" + said)};
+    for (int rank = 0; rank < world_size_; ++rank) {
+      events.exited(rank, launch_failure);
+    }
+    return;
+  }
+  if (failure) {
+    const int code = failure->second;
+    const int signo = code > 128 && code < 128 + 65 ? code - 128 : 0;
+    events.exited(failure->first, RankExit{code, signo, ""});
+  }
+  for (int rank = 0; rank < world_size_; ++rank) {
+    if (!failure || rank != failure->first) {
+      events.exited(rank, failure ? RankExit{128 + SIGTERM, SIGTERM, ""} : RankExit{});
+    }
+  }
+}
+
+// scancel --signal SIG JOB.STEP: the step's tasks get SIG, srun keeps running.
+// Rank 0's marker may still be on its way through srun's I/O when the ranks
+// already run: wait for it a little before falling back to srun's own TERM.
+bool SlurmBackend::signal_step(int signo) {
+  std::optional<std::string> step;
+  const auto deadline = std::chrono::steady_clock::now() + k_step_wait;
+  while (true) {
+    {
+      std::lock_guard lock(mutex_);
+      step = step_;
+    }
+    if (step || done_ || std::chrono::steady_clock::now() >= deadline) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!step && !done_) {
+    step = newest_step();
+  }
+  if (!step) {
+    return false;
+  }
+  std::vector<std::string> argv = {"scancel", "--quiet"};
+  if (signo != SIGKILL) {
+    argv.push_back("--signal=" + signal_name(signo));
+  }
+  argv.push_back(*step);
+  auto done = run_captured(argv, 10'000, /*part_of_stop=*/true);
+  return done && done->exit.code == 0;
+}
+
+void SlurmBackend::signal(int, int signo) {
+  long pid = 0;
+  {
+    std::lock_guard lock(mutex_);
+    pid = pid_;
+    if (pid <= 0) {
+      return;
+    }
+    // Every rank is behind the one srun: forward each signal once.
+    auto now = std::chrono::steady_clock::now();
+    if (signo == last_signal_ && now - last_signal_time_ < std::chrono::milliseconds(500)) {
+      return;
+    }
+    last_signal_ = signo;
+    last_signal_time_ = now;
+  }
+  if (!signal_step(signo)) {
+    // The step is not known yet: srun's own TERM ends it (tasks get KILL).
+    ::kill(static_cast<pid_t>(pid), SIGTERM);
+  }
+}
+
+void SlurmBackend::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    if (pid_ > 0) {
+      ::kill(static_cast<pid_t>(pid_.load()), SIGTERM);
+    }
+  }
+  auto deadline = std::chrono::steady_clock::now() + k_shutdown_wait;
+  while (runner_.joinable() && !done_ && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (!done_ && pid_ > 0) {
+      ::kill(static_cast<pid_t>(pid_.load()), SIGKILL);
+    }
+  }
+  if (runner_.joinable()) {
+    runner_.join();
+  }
+}
+
+} // namespace ddl::slurm

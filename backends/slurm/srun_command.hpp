@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "src/launch/backend.hpp"
+#include "src/util/error.hpp"
+
+namespace ddl::slurm {
+
+// How ddl starts a gang as one Slurm job step (backend = "slurm"):
+//   env -u SLURM_NTASKS_PER_NODE -u SLURM_DISTRIBUTION
+//   srun [srun_args...] --ntasks N --distribution=arbitrary --kill-on-bad-exit=1
+//        --label --input=none [--chdir DIR] sh -c RANK_SCRIPT ddl-rank COMMAND...
+// with SLURM_HOSTFILE naming a private file of one host per rank (the plan's
+// placement, rank order). Values never appear on the command line: a variable
+// that is the same for every rank is set in srun's environment (srun hands
+// its whole environment to every task, Slurm's default); the rest of each
+// rank's variables travel in DDL_SLURM_ENV_<rank> (sh `export` lines), which
+// RANK_SCRIPT evaluates for its SLURM_PROCID and unsets.
+struct SrunCommand {
+  std::vector<std::string> argv;
+  EnvList env;  // set in srun's environment
+};
+
+struct SrunSettings {
+  std::string srun = "srun";
+  std::string hostfile;                 // SLURM_HOSTFILE
+  std::vector<std::string> srun_args;   // [slurm] srun_args, before ddl's own
+  std::string workdir;                  // "" = srun's default (the launcher's cwd)
+};
+
+// `launches`: every rank's launch, in rank order.
+Result<SrunCommand> build_srun_command(std::span<const RankLaunch> launches, const SrunSettings& settings);
+
+// SLURM_HOSTFILE's text: rank r's host on line r.
+std::string srun_hostfile(std::span<const RankLaunch> launches);
+
+// The sh program every task runs (exported for tests).
+std::string rank_script(int world_size);
+
+// What `ddl run --dry-run` prints for backend slurm.
+std::string dry_run_text(std::span<const RankLaunch> launches, const SrunSettings& settings);
+
+// The rank script's markers on stderr (taken out of the rank's output):
+// rank 0 names the step once it runs ("ddl-slurm: step J.S"), a rank whose
+// command failed says so ("ddl-slurm: rank R exit C").
+inline constexpr std::string_view k_step_marker = "ddl-slurm: step ";
+inline constexpr std::string_view k_exit_marker = "ddl-slurm: rank ";
+
+} // namespace ddl::slurm

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "src/launch/backend.hpp"
+
+namespace ddl::slurm {
+
+// Splits srun --label streams ("  R: line") back into each rank's output.
+// srun buffers each task's output by line, so every line carries its task's
+// label. Unlabeled lines are srun's own (kept, capped, for the failure
+// report). The rank script's markers (srun_command.hpp) are taken out.
+class LabeledOutput {
+public:
+  using Sink = std::function<void(int rank, Stream stream, std::string_view bytes)>;
+  LabeledOutput(int world_size, Sink sink) : world_size_(world_size), sink_(std::move(sink)) {}
+
+  void feed(Stream stream, std::string_view bytes);
+  void finish();
+
+  // The rank whose command failed first, and its exit code: the first
+  // marker, except that a rank ended by the step's own SIGTERM (143) gives
+  // way to a later one that failed on its own, or to srun's "task R: Exited
+  // with exit code C" when that rank's marker was lost with the step.
+  std::optional<std::pair<int, int>> first_failure() const;
+  // "JOB.STEP" once rank 0 has said it.
+  std::optional<std::string> step() const { return step_; }
+  // srun's own text (unlabeled lines), capped.
+  const std::string& srun_text() const { return srun_text_; }
+
+private:
+  void line(Stream stream, std::string_view text);
+  bool marker(std::string_view text);
+  void srun_says(std::string_view text);
+
+  int world_size_;
+  Sink sink_;
+  std::string pending_[2];
+  std::optional<std::pair<int, int>> first_;
+  std::optional<std::pair<int, int>> first_own_;
+  std::optional<std::pair<int, int>> srun_reported_;
+  std::optional<std::string> step_;
+  std::string srun_text_;
+};
+
+} // namespace ddl::slurm
