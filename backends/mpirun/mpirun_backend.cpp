@@ -20,6 +20,7 @@
 #include "backends/ssh/ssh_probe.hpp"
 #include "src/render/render.hpp"
 #include "src/util/net.hpp"
+#include "src/util/file.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::mpirun {
@@ -27,34 +28,6 @@ namespace ddl::mpirun {
 namespace {
 
 constexpr auto k_shutdown_wait = std::chrono::seconds(10);
-
-std::string last_lines(std::string_view text, std::size_t count) {
-  text = trim(text);
-  std::size_t at = text.size();
-  for (std::size_t n = 0; n < count && at != std::string_view::npos && at > 0; ++n) {
-    at = text.rfind('\n', at - 1);
-  }
-  return std::string(trim(at == std::string_view::npos ? text : text.substr(at)));
-}
-
-// A private 0700 directory with the hostfile (0600) in it.
-Result<std::string> write_hostfile(const std::string& text, std::string& dir_out) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = fmt::format("{}/ddl-mpirun.XXXXXX", tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
-  if (::mkdtemp(templ.data()) == nullptr) {
-    return fail(ExitCode::launch, fmt::format("cannot create a directory under {}", templ));
-  }
-  dir_out = templ;
-  std::string path = templ + "/hostfile";
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  ::chmod(path.c_str(), 0600);
-  if (!out) {
-    return fail(ExitCode::launch, fmt::format("cannot write {}", path));
-  }
-  return path;
-}
 
 } // namespace
 
@@ -115,7 +88,7 @@ Result<void> MpirunBackend::prepare(const Plan& plan, std::span<const RankLaunch
     return fail(ExitCode::launch, fmt::format("backend mpirun needs Open MPI; found: {}",
                                               last_lines(version->out, 1)));
   }
-  auto path = write_hostfile(openmpi_hostfile(plan), hostfile_dir_);
+  auto path = write_private_file("ddl-mpirun", "hostfile", openmpi_hostfile(plan), hostfile_dir_);
   if (!path) {
     return fail(path.error());
   }

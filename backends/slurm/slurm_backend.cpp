@@ -15,6 +15,7 @@
 #include "backends/child_process.hpp"
 #include "backends/slurm/srun_command.hpp"
 #include "backends/slurm/srun_output.hpp"
+#include "src/util/file.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::slurm {
@@ -23,34 +24,6 @@ namespace {
 
 constexpr auto k_shutdown_wait = std::chrono::seconds(10);
 constexpr auto k_step_wait = std::chrono::seconds(5);
-
-std::string last_lines(std::string_view text, std::size_t count) {
-  text = trim(text);
-  std::size_t at = text.size();
-  for (std::size_t n = 0; n < count && at != std::string_view::npos && at > 0; ++n) {
-    at = text.rfind('\n', at - 1);
-  }
-  return std::string(trim(at == std::string_view::npos ? text : text.substr(at)));
-}
-
-// A private 0700 directory with the rank placement (0600) in it.
-Result<std::string> write_private(const std::string& text, std::string& dir_out) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = fmt::format("{}/ddl-slurm.XXXXXX", tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
-  if (::mkdtemp(templ.data()) == nullptr) {
-    return fail(ExitCode::launch, fmt::format("cannot create a directory under {}", templ));
-  }
-  dir_out = templ;
-  std::string path = templ + "/hostfile";
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  ::chmod(path.c_str(), 0600);
-  if (!out) {
-    return fail(ExitCode::launch, fmt::format("cannot write {}", path));
-  }
-  return path;
-}
 
 std::string workdir_of(std::span<const RankLaunch> launches) {
   return launches.empty() || launches.front().workdir_is_default ? "" : launches.front().workdir;
@@ -144,7 +117,7 @@ Result<void> SlurmBackend::start(const RankLaunch& launch, RankEvents& events) {
     std::filesystem::remove_all(dir_, ec);
     dir_.clear();
   }
-  auto hostfile = write_private(srun_hostfile(launches_), dir_);
+  auto hostfile = write_private_file("ddl-slurm", "hostfile", srun_hostfile(launches_), dir_);
   if (!hostfile) {
     return fail(hostfile.error());
   }

@@ -138,17 +138,6 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, Millis timeo
   return result;
 }
 
-std::string last_lines(std::string_view text, std::size_t count) {
-  text = trim(text);
-  std::size_t start = text.size();
-  for (std::size_t lines = 0; start > 0 && lines < count; --start) {
-    if (text[start - 1] == '\n' && ++lines == count) {
-      break;
-    }
-  }
-  return std::string(text.substr(start));
-}
-
 std::string exit_text(int status) {
   if (WIFSIGNALED(status)) {
     return fmt::format("was killed by signal {}", WTERMSIG(status));

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -71,6 +72,23 @@ std::string make_private_dir(std::string_view prefix) {
     return {};
   }
   return templ;
+}
+
+Result<std::string> write_private_file(std::string_view prefix, const std::string& name, const std::string& text,
+                                       std::string& dir_out) {
+  dir_out = make_private_dir(prefix);
+  if (dir_out.empty()) {
+    return fail(ExitCode::launch, "cannot create a private directory " + std::string(prefix) + ".XXXXXX");
+  }
+  std::string path = dir_out + "/" + name;
+  std::ofstream out(path, std::ios::trunc);
+  ::chmod(path.c_str(), 0600);
+  out << text;
+  out.close();
+  if (!out) {
+    return fail(ExitCode::launch, "cannot write " + path);
+  }
+  return path;
 }
 
 } // namespace ddl

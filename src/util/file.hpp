@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "src/util/error.hpp"
+
 namespace ddl {
 
 // A whole input file read with a cap, as data arrives: /dev/zero, a huge file
@@ -22,5 +24,11 @@ CappedRead read_capped(const std::string& path, std::size_t max_bytes);
 // A new private (0700) directory $TMPDIR/PREFIX.XXXXXX (/tmp when TMPDIR is
 // unset); "" when it cannot be made (errno says why).
 std::string make_private_dir(std::string_view prefix);
+
+// `text` written to DIR/`name` (mode 0600) in a new private directory DIR
+// (make_private_dir(prefix), returned in `dir_out` for the caller to remove);
+// the file's path, or an error (ExitCode::launch) naming what failed.
+Result<std::string> write_private_file(std::string_view prefix, const std::string& name, const std::string& text,
+                                       std::string& dir_out);
 
 } // namespace ddl

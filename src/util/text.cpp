@@ -85,4 +85,13 @@ std::string shell_quote(std::string_view word) {
   return quoted;
 }
 
+std::string last_lines(std::string_view text, std::size_t count) {
+  text = trim(text);
+  std::size_t at = text.size();
+  for (std::size_t n = 0; n < count && at != std::string_view::npos && at > 0; ++n) {
+    at = text.rfind('\n', at - 1);
+  }
+  return std::string(trim(at == std::string_view::npos ? text : text.substr(at)));
+}
+
 } // namespace ddl

@@ -19,6 +19,10 @@ std::vector<std::string> split(std::string_view text, char sep);
 
 std::string_view trim(std::string_view text);
 
+// The last `count` lines of `text`, trimmed (a helper's last words for an
+// error message).
+std::string last_lines(std::string_view text, std::size_t count);
+
 // Parses a whole decimal int (no sign, no junk); nullopt when not one.
 std::optional<long long> parse_int(std::string_view text);
 
