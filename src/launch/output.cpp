@@ -182,6 +182,19 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
   return out;
 }
 
+std::size_t secret_start_at_end(std::string_view text, const std::vector<std::string>& secrets) {
+  std::size_t longest = 0;
+  for (const std::string& secret : secrets) {
+    for (std::size_t size = std::min(secret.size() - (secret.empty() ? 0 : 1), text.size()); size > longest; --size) {
+      if (text.ends_with(std::string_view(secret).substr(0, size))) {
+        longest = size;
+        break;
+      }
+    }
+  }
+  return longest;
+}
+
 namespace {
 
 // A JSON Lines event: "event" and "time" first, then what the caller adds.
@@ -204,7 +217,24 @@ void Output::started(int rank, std::string_view host, long pid, int attempt) {
 }
 
 void Output::line(int rank, Stream stream, std::string_view raw, LineEnd end) {
-  std::string text = redact(raw, options_.secrets);
+  std::string joined;
+  {
+    std::lock_guard lock(mutex_);
+    auto held = held_.find({rank, stream});
+    if (held != held_.end()) {
+      joined = std::move(held->second);
+      held_.erase(held);
+    }
+    joined.append(raw);
+    if (end == LineEnd::partial) {
+      const std::size_t keep = secret_start_at_end(joined, options_.secrets);
+      if (keep > 0) {
+        held_[{rank, stream}] = joined.substr(joined.size() - keep);
+        joined.resize(joined.size() - keep);
+      }
+    }
+  }
+  std::string text = redact(joined, options_.secrets);
   std::string_view log_end = end == LineEnd::newline ? "\n" : end == LineEnd::carriage ? "\r" : "";
   {
     std::lock_guard lock(mutex_);
@@ -229,6 +259,16 @@ void Output::line(int rank, Stream stream, std::string_view raw, LineEnd end) {
 }
 
 void Output::exited(int rank, const RankExit& how) {
+  for (Stream stream : {Stream::out, Stream::err}) {
+    bool held = false;
+    {
+      std::lock_guard lock(mutex_);
+      held = held_.contains({rank, stream});
+    }
+    if (held) {
+      line(rank, stream, "", LineEnd::newline);  // the held end of its last line
+    }
+  }
   if (!options_.json) {
     return;
   }

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <map>
 #include <vector>
 
 #include "src/launch/backend.hpp"
@@ -94,10 +95,16 @@ private:
   std::vector<std::string> log_paths_;
   std::string log_error_;
   bool stopping_ = false;
+  // Per rank and stream: the end of a partial piece that may begin a secret,
+  // held for the next piece so that a cut at the line cap never shows it.
+  std::map<std::pair<int, Stream>, std::string> held_;
 };
 
 // `text` with every secret replaced by "[redacted]".
 std::string redact(std::string_view text, const std::vector<std::string>& secrets);
+// The length of the longest end of `text` that is the start (not the whole)
+// of a secret: what a piece cut at the line cap must hold back.
+std::size_t secret_start_at_end(std::string_view text, const std::vector<std::string>& secrets);
 
 // "SIGKILL" for 9; "signal N" when unknown.
 std::string signal_name(int signo);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "captured_file.hpp"
 #include "src/launch/output.hpp"
 #include "src/launch/output_lines.hpp"
 
@@ -104,7 +105,30 @@ TEST_CASE("valid_utf8 replaces only invalid bytes", "[output]") {
   CHECK(ddl::valid_utf8("cut \xe2\x82") == "cut \xef\xbf\xbd\xef\xbf\xbd");
 }
 
+TEST_CASE("secret_start_at_end finds the start of a secret cut at the end", "[output]") {
+  CHECK(ddl::secret_start_at_end("xx ab", {"abc"}) == 2);
+  CHECK(ddl::secret_start_at_end("xx a", {"abc", "aq"}) == 1);
+  CHECK(ddl::secret_start_at_end("xx abc", {"abc"}) == 0);  // whole: redact's job
+  CHECK(ddl::secret_start_at_end("xx b", {"abc"}) == 0);
+  CHECK(ddl::secret_start_at_end("", {"abc", ""}) == 0);
+}
+
 TEST_CASE("redact replaces every copy of a secret", "[output]") {
   CHECK(ddl::redact("t=abc and abc!", {"abc"}) == "t=[redacted] and [redacted]!");
   CHECK(ddl::redact("nothing", {"abc", ""}) == "nothing");
+}
+
+TEST_CASE("Output never shows a secret cut across pieces at the line cap", "[output]") {
+  ddl::test::CapturedFile out;
+  {
+    ddl::OutputOptions options;
+    options.stdout_fd = out.fd;
+    options.secrets = {"s3cr3t"};
+    ddl::Output output(options);
+    output.line(0, ddl::Stream::out, "aaa s3c", ddl::LineEnd::partial);
+    output.line(0, ddl::Stream::out, "r3t bbb", ddl::LineEnd::newline);
+    output.line(1, ddl::Stream::out, "ccc s3", ddl::LineEnd::partial);
+    output.exited(1, ddl::RankExit{});  // the held end is not lost
+  }
+  CHECK(out.text() == "[0+] aaa \n[0] [redacted] bbb\n[1+] ccc \n[1] s3\n");
 }
