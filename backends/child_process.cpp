@@ -70,4 +70,36 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout
   return result;
 }
 
+bool GangChild::first_in_burst(int signo) {
+  auto now = std::chrono::steady_clock::now();
+  if (signo == last_signal_ && now - last_signal_time_ < std::chrono::milliseconds(500)) {
+    return false;
+  }
+  last_signal_ = signo;
+  last_signal_time_ = now;
+  return true;
+}
+
+void GangChild::end(std::chrono::milliseconds wait) {
+  {
+    std::lock_guard lock(mutex);
+    if (pid > 0) {
+      ::kill(static_cast<pid_t>(pid.load()), SIGTERM);
+    }
+  }
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  while (runner.joinable() && !done && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  {
+    std::lock_guard lock(mutex);
+    if (!done && pid > 0) {
+      ::kill(static_cast<pid_t>(pid.load()), SIGKILL);
+    }
+  }
+  if (runner.joinable()) {
+    runner.join();
+  }
+}
+
 } // namespace ddl

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "src/launch/backend.hpp"
@@ -52,5 +56,25 @@ struct Captured {
 // SIGTERM or the job's deadline kill it and return stop::error(), unless it
 // is part of the stop itself (`part_of_stop`: scancel forwarding Ctrl-C).
 Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms, bool part_of_stop = false);
+
+// The state of a backend whose whole gang is one child process (mpirun,
+// srun), run by `runner`: its pid (-1 when none) and whether it has ended.
+struct GangChild {
+  std::mutex mutex;
+  std::thread runner;
+  std::atomic<long> pid{-1};
+  std::atomic<bool> done{false};
+
+  // Forwarding a signal to every rank once, not once per rank: true for the
+  // first `signo` in 500 ms. Call with `mutex` held.
+  bool first_in_burst(int signo);
+  // SIGTERM to the child, up to `wait` for it to end, then SIGKILL; joins
+  // the runner.
+  void end(std::chrono::milliseconds wait);
+
+private:
+  int last_signal_ = 0;
+  std::chrono::steady_clock::time_point last_signal_time_{};
+};
 
 } // namespace ddl

@@ -94,14 +94,14 @@ Result<void> MpirunBackend::prepare(const Plan& plan, std::span<const RankLaunch
   }
   hostfile_ = *path;
   world_size_ = plan.world_size;
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(gang_.mutex);
   launches_.clear();
-  done_ = false;
+  gang_.done = false;
   return {};
 }
 
 Result<void> MpirunBackend::start(const RankLaunch& launch, RankEvents& events) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(gang_.mutex);
   if (hostfile_.empty()) {
     return fail(ExitCode::launch, "mpirun backend: start before prepare");
   }
@@ -123,15 +123,15 @@ Result<void> MpirunBackend::start(const RankLaunch& launch, RankEvents& events) 
     return fail(command.error());
   }
   spdlog::info("mpirun: {}", fmt::join(command->argv.begin(), command->argv.begin() + 6, " "));
-  if (runner_.joinable()) {
-    runner_.join();
+  if (gang_.runner.joinable()) {
+    gang_.runner.join();
   }
-  done_ = false;
+  gang_.done = false;
   // mpirun is started from its own thread, which lives as long as mpirun:
   // PR_SET_PDEATHSIG fires when the spawning thread ends. When ddl dies,
   // mpirun gets SIGTERM and must not die of SIGPIPE on our closed pipes
   // before it has ended its ranks.
-  runner_ = std::thread([this, argv = command->argv, env = command->env, &events]() mutable {
+  gang_.runner = std::thread([this, argv = command->argv, env = command->env, &events]() mutable {
     run_mpirun(std::move(argv), std::move(env), events);
   });
   return {};
@@ -145,10 +145,10 @@ void MpirunBackend::run_mpirun(std::vector<std::string> argv, EnvList env, RankE
       events.started(rank, -1);
       events.exited(rank, RankExit{1, 0, child.error().message});
     }
-    done_ = true;
+    gang_.done = true;
     return;
   }
-  pid_ = child->pid;
+  gang_.pid = child->pid;
   ::close(child->in_fd);
   child->in_fd = -1;
   for (int rank = 0; rank < world_size_; ++rank) {
@@ -162,11 +162,11 @@ void MpirunBackend::run_mpirun(std::vector<std::string> argv, EnvList env, RankE
   });
   output.finish();
   {
-    std::lock_guard lock(mutex_);
-    pid_ = -1;
+    std::lock_guard lock(gang_.mutex);
+    gang_.pid = -1;
   }
   report_exits(status, output, events);
-  done_ = true;
+  gang_.done = true;
 }
 
 void MpirunBackend::report_exits(int status, TaggedOutput& output, RankEvents& events) {
@@ -206,8 +206,8 @@ void MpirunBackend::report_exits(int status, TaggedOutput& output, RankEvents& e
 }
 
 void MpirunBackend::signal(int, int signo) {
-  std::lock_guard lock(mutex_);
-  long pid = pid_;
+  std::lock_guard lock(gang_.mutex);
+  long pid = gang_.pid;
   if (pid <= 0) {
     return;
   }
@@ -216,35 +216,12 @@ void MpirunBackend::signal(int, int signo) {
   if (signo == SIGKILL) {
     signo = SIGTERM;
   }
-  auto now = std::chrono::steady_clock::now();
-  if (signo == last_signal_ && now - last_signal_time_ < std::chrono::milliseconds(500)) {
+  if (!gang_.first_in_burst(signo)) {
     return;
   }
-  last_signal_ = signo;
-  last_signal_time_ = now;
   ::kill(static_cast<pid_t>(pid), signo);
 }
 
-void MpirunBackend::shutdown() {
-  {
-    std::lock_guard lock(mutex_);
-    if (pid_ > 0) {
-      ::kill(static_cast<pid_t>(pid_.load()), SIGTERM);
-    }
-  }
-  auto deadline = std::chrono::steady_clock::now() + k_shutdown_wait;
-  while (runner_.joinable() && !done_ && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  {
-    std::lock_guard lock(mutex_);
-    if (!done_ && pid_ > 0) {
-      ::kill(static_cast<pid_t>(pid_.load()), SIGKILL);
-    }
-  }
-  if (runner_.joinable()) {
-    runner_.join();
-  }
-}
+void MpirunBackend::shutdown() { gang_.end(k_shutdown_wait); }
 
 } // namespace ddl::mpirun

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/child_process.hpp"
 #include "src/launch/backend.hpp"
 
 namespace ddl::mpirun {
@@ -60,13 +61,8 @@ private:
   std::string hostfile_;
   int world_size_ = 0;
 
-  std::mutex mutex_;
   std::vector<RankLaunch> launches_;
-  std::thread runner_;
-  std::atomic<long> pid_{-1};
-  std::atomic<bool> done_{false};
-  int last_signal_ = 0;
-  std::chrono::steady_clock::time_point last_signal_time_{};
+  GangChild gang_;  // its mutex also guards launches_ (and step_)
 };
 
 } // namespace ddl::mpirun

@@ -94,15 +94,15 @@ Result<void> SlurmBackend::prepare(const Plan& plan, std::span<const RankLaunch>
                 "backend slurm needs Slurm's srun on PATH (Debian: apt-get install slurm-client)");
   }
   world_size_ = plan.world_size;
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(gang_.mutex);
   launches_.clear();
-  done_ = false;
+  gang_.done = false;
   step_.reset();
   return {};
 }
 
 Result<void> SlurmBackend::start(const RankLaunch& launch, RankEvents& events) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(gang_.mutex);
   if (world_size_ == 0) {
     return fail(ExitCode::launch, "slurm backend: start before prepare");
   }
@@ -131,15 +131,15 @@ Result<void> SlurmBackend::start(const RankLaunch& launch, RankEvents& events) {
   }
   spdlog::info("slurm: one step of {} tasks: srun --ntasks {} --distribution=arbitrary", world_size_,
                world_size_);
-  if (runner_.joinable()) {
-    runner_.join();
+  if (gang_.runner.joinable()) {
+    gang_.runner.join();
   }
-  done_ = false;
+  gang_.done = false;
   step_.reset();
   // srun runs under its own thread, which lives as long as srun:
   // PR_SET_PDEATHSIG fires when the spawning thread ends. When ddl dies,
   // srun gets SIGTERM and ends the step (its tasks get SIGKILL).
-  runner_ = std::thread([this, argv = command->argv, env = command->env, &events]() mutable {
+  gang_.runner = std::thread([this, argv = command->argv, env = command->env, &events]() mutable {
     run_srun(std::move(argv), std::move(env), events);
   });
   return {};
@@ -153,10 +153,10 @@ void SlurmBackend::run_srun(std::vector<std::string> argv, EnvList env, RankEven
       events.started(rank, -1);
       events.exited(rank, RankExit{1, 0, child.error().message});
     }
-    done_ = true;
+    gang_.done = true;
     return;
   }
-  pid_ = child->pid;
+  gang_.pid = child->pid;
   ::close(child->in_fd);
   child->in_fd = -1;
   for (int rank = 0; rank < world_size_; ++rank) {
@@ -169,7 +169,7 @@ void SlurmBackend::run_srun(std::vector<std::string> argv, EnvList env, RankEven
     output.feed(stream, bytes);
     if (!step_ready_) {
       if (auto step = output.step()) {
-        std::lock_guard lock(mutex_);
+        std::lock_guard lock(gang_.mutex);
         step_ = *step;
         step_ready_ = true;
       }
@@ -177,13 +177,13 @@ void SlurmBackend::run_srun(std::vector<std::string> argv, EnvList env, RankEven
   });
   output.finish();
   {
-    std::lock_guard lock(mutex_);
-    pid_ = -1;
+    std::lock_guard lock(gang_.mutex);
+    gang_.pid = -1;
     step_.reset();
     step_ready_ = false;
   }
   report_exits(status, output, events);
-  done_ = true;
+  gang_.done = true;
 }
 
 void SlurmBackend::report_exits(int status, const LabeledOutput& output, RankEvents& events) {
@@ -223,15 +223,15 @@ bool SlurmBackend::signal_step(int signo) {
   const auto deadline = std::chrono::steady_clock::now() + k_step_wait;
   while (true) {
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard lock(gang_.mutex);
       step = step_;
     }
-    if (step || done_ || std::chrono::steady_clock::now() >= deadline) {
+    if (step || gang_.done || std::chrono::steady_clock::now() >= deadline) {
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (!step && !done_) {
+  if (!step && !gang_.done) {
     step = newest_step();
   }
   if (!step) {
@@ -249,18 +249,15 @@ bool SlurmBackend::signal_step(int signo) {
 void SlurmBackend::signal(int, int signo) {
   long pid = 0;
   {
-    std::lock_guard lock(mutex_);
-    pid = pid_;
+    std::lock_guard lock(gang_.mutex);
+    pid = gang_.pid;
     if (pid <= 0) {
       return;
     }
     // Every rank is behind the one srun: forward each signal once.
-    auto now = std::chrono::steady_clock::now();
-    if (signo == last_signal_ && now - last_signal_time_ < std::chrono::milliseconds(500)) {
+    if (!gang_.first_in_burst(signo)) {
       return;
     }
-    last_signal_ = signo;
-    last_signal_time_ = now;
   }
   if (!signal_step(signo)) {
     // The step is not known yet: srun's own TERM ends it (tasks get KILL).
@@ -268,26 +265,6 @@ void SlurmBackend::signal(int, int signo) {
   }
 }
 
-void SlurmBackend::shutdown() {
-  {
-    std::lock_guard lock(mutex_);
-    if (pid_ > 0) {
-      ::kill(static_cast<pid_t>(pid_.load()), SIGTERM);
-    }
-  }
-  auto deadline = std::chrono::steady_clock::now() + k_shutdown_wait;
-  while (runner_.joinable() && !done_ && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  {
-    std::lock_guard lock(mutex_);
-    if (!done_ && pid_ > 0) {
-      ::kill(static_cast<pid_t>(pid_.load()), SIGKILL);
-    }
-  }
-  if (runner_.joinable()) {
-    runner_.join();
-  }
-}
+void SlurmBackend::shutdown() { gang_.end(k_shutdown_wait); }
 
 } // namespace ddl::slurm

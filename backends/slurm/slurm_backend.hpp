@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/child_process.hpp"
 #include "src/launch/backend.hpp"
 
 namespace ddl::slurm {
@@ -50,15 +51,10 @@ private:
   std::string hostfile_;
   int world_size_ = 0;
 
-  std::mutex mutex_;
   std::vector<RankLaunch> launches_;
-  std::thread runner_;
-  std::atomic<long> pid_{-1};
-  std::atomic<bool> done_{false};
+  GangChild gang_;  // its mutex also guards launches_ (and step_)
   std::optional<std::string> step_;  // "JOB.STEP" once rank 0 said it
   bool step_ready_ = false;          // runner thread only
-  int last_signal_ = 0;
-  std::chrono::steady_clock::time_point last_signal_time_{};
 };
 
 } // namespace ddl::slurm
