@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -21,6 +20,7 @@
 
 #include "rendezvous/protocol.hpp"
 #include "src/util/net.hpp"
+#include "src/util/signals.hpp"
 
 namespace ddl::rendezvous {
 
@@ -78,12 +78,7 @@ Result<int> HorovodServer::start(const HorovodServerOptions& options) {
   if (!impl_->wake) return fail(ExitCode::launch, fmt::format("horovod rendezvous: {}", std::strerror(errno)));
   impl_->store.emplace(options.scope_sizes, options.max_store_bytes);
   impl_->stopping = false;
-  sigset_t all;
-  sigset_t previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &previous);
-  impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  impl_->thread = thread_without_signals([impl = impl_.get()] { impl->run(); });
   return net::local_port(impl_->listener.get());
 }
 

@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <csignal>
 
 #include <algorithm>
 #include <array>
@@ -21,6 +20,7 @@
 #include "rendezvous/crypto.hpp"
 #include "rendezvous/server_impl.hpp"
 #include "src/util/duration.hpp"
+#include "src/util/signals.hpp"
 
 namespace ddl::rendezvous {
 namespace {
@@ -75,13 +75,7 @@ Result<std::string> Server::start(const ServerOptions& options) {
                                          net::local_port(impl_->listener.get()));
   impl_->stopping = false;
   impl_->reset_gang();
-  // Signals are for the launcher's main thread, never this one.
-  sigset_t all;
-  sigset_t previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &previous);
-  impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  impl_->thread = thread_without_signals([impl = impl_.get()] { impl->run(); });
   return impl_->endpoint;
 }
 

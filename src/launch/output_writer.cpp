@@ -2,16 +2,15 @@
 #include "src/launch/output_writer.hpp"
 
 #include <cerrno>
-#include <csignal>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
 #include <utility>
 
-#include <pthread.h>
 
 #include "src/launch/output.hpp"
+#include "src/util/signals.hpp"
 
 namespace ddl {
 
@@ -60,13 +59,7 @@ StreamWriter::StreamWriter(int stdout_fd, int stderr_fd, std::size_t capacity)
   shared_->fds[0] = stdout_fd;
   shared_->fds[1] = stderr_fd;
   shared_->capacity = capacity;
-  // Signals are for the supervisor's thread, never this one.
-  sigset_t all;
-  sigset_t previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &previous);
-  std::thread([shared = shared_] { shared->run(); }).detach();
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  thread_without_signals([shared = shared_] { shared->run(); }).detach();
 }
 
 StreamWriter::~StreamWriter() {

@@ -10,6 +10,7 @@
 #include <atomic>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -183,5 +184,15 @@ int wait_ms(int cap_ms) {
 int fd() { return g_read_fd; }
 
 } // namespace stop
+
+std::thread thread_without_signals(std::function<void()> body) {
+  sigset_t all;
+  sigset_t previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
+  std::thread thread(std::move(body));
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return thread;
+}
 
 } // namespace ddl

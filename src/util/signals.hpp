@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <thread>
+
+#include <functional>
+
 #include <chrono>
 #include <optional>
 #include <string_view>
@@ -56,5 +60,9 @@ int wait_ms(int cap_ms);
 int fd();
 
 } // namespace stop
+
+// A thread started with every signal blocked: signals are for the thread
+// that reads them (the supervisor's), never a helper thread of ddl.
+std::thread thread_without_signals(std::function<void()> body);
 
 } // namespace ddl
