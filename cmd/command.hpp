@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -38,6 +39,9 @@ enum class JobClock { stopped, starts };
 Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock = JobClock::stopped);
 // Prints `error` as "ddl: error: ..." and returns its exit code.
 int report(const Error& error);
+
+// Writes `text` to stdout as it is (no format parsing).
+void write_stdout(std::string_view text);
 
 void add_bench(CLI::App& app, Command& selected);
 void add_completions(CLI::App& app, Command& selected);

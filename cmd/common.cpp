@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+#include <cstdio>
+
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
@@ -51,6 +53,8 @@ Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock) {
   }
   return job;
 }
+
+void write_stdout(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 int report(const Error& error) {
   print_error(error.message);

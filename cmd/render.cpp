@@ -38,9 +38,6 @@ Result<std::string> render_one(const RenderOptions& opts, const JobSpec& job, co
   const Plan& plan = planned.plan;
   const LaunchContext ctx = preview_context(job, planned);  // nothing is launched
   const std::string& format = opts.format;
-  if (format == "plan") {
-    return plan_table(job, plan, ctx);
-  }
   if (format == "json") {
     return plan_json(job, plan, ctx);
   }
@@ -88,6 +85,10 @@ int run_render(RenderOptions opts) {
   auto planned = plan_job(*job);
   if (!planned) {
     return report(planned.error());
+  }
+  if (opts.format == "plan") {
+    write_plan_table(*job, planned->plan, preview_context(*job, *planned), write_stdout);
+    return 0;
   }
   auto text = render_one(opts, *job, *planned);
   if (!text) {

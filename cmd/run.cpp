@@ -30,7 +30,7 @@ int print_dry_run(const JobSpec& job, const PlannedJob& planned) {
     return report(interfaces.error());
   }
   ctx.interfaces = std::move(*interfaces);
-  std::fputs(plan_table(job, planned.plan, ctx).c_str(), stdout);
+  write_plan_table(job, planned.plan, ctx, write_stdout);
   std::fputs(interfaces_text(planned.plan, ctx.interfaces, rank0_address(planned.plan)).c_str(), stdout);
   auto launches = build_launches(job, planned.plan, ctx, rank_place(*planned.backend), environ);
   std::fputs(planned.backend->dry_run_text(launches).c_str(), stdout);

@@ -8,6 +8,7 @@
 
 #include "backends/ssh/parallel.hpp"
 #include "backends/ssh/shim_channel.hpp"
+#include "backends/ssh/ssh_config_scan.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "src/util/net.hpp"
 #include "src/util/process.hpp"
@@ -218,6 +219,9 @@ std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inve
 }
 
 Inventory ssh_resolve_addresses(const SshSection& ssh, Inventory hosts) {
+  if (!ssh_config_may_set_hostname(ssh)) {
+    return hosts;
+  }
   for (Host& host : hosts) {
     if (host.address == host.name) {
       host.address = ssh_config_hostname(ssh, host.name);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,7 +92,10 @@ std::string openmpi_hostfile(const Plan& plan);
 std::string mpich_hostfile(const Plan& plan);
 std::string deepspeed_hostfile(const Plan& plan);
 
-// The plan as a table (what --dry-run and `render --format plan` print).
+// The plan as a table (what --dry-run and `render --format plan` print),
+// handed to `write` piece by piece: 100k ranks make tens of MB of text.
+void write_plan_table(const JobSpec& job, const Plan& plan, const LaunchContext& ctx,
+                      const std::function<void(std::string_view)>& write);
 std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext& ctx);
 
 // The whole plan as the JSON of DESIGN.md ("render --format json").

@@ -34,6 +34,14 @@ std::string shown_word(std::string_view word) {
   return needs_quotes(word) ? shell_quote(word) : std::string(word);
 }
 
+void append_shown_word(std::string& out, std::string_view word) {
+  if (needs_quotes(word)) {
+    out += shell_quote(word);
+  } else {
+    out += word;
+  }
+}
+
 std::string shown_command(const JobSpec& job) {
   const auto argv = command_argv(job);
   if (argv.empty()) {
@@ -99,9 +107,25 @@ std::string rank_table(const JobSpec& job, const Plan& plan) {
   return align_columns(rows);
 }
 
+void append_env_block(std::string& out, int rank, std::string_view host, const EnvList& env) {
+  out += "\nrank ";
+  out += std::to_string(rank);
+  out += " env (";
+  out += host;
+  out += "):\n";
+  for (const auto& [name, value] : env) {
+    out += "  ";
+    out += name;
+    out += '=';
+    append_shown_word(out, value);
+    out += '\n';
+  }
+}
+
 } // namespace
 
-std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext& ctx) {
+void write_plan_table(const JobSpec& job, const Plan& plan, const LaunchContext& ctx,
+                      const std::function<void(std::string_view)>& write) {
   std::string out = fmt::format(
       "job {}: {} rank{} on {} host{}, backend {}, frameworks {}\n", job.name, plan.world_size,
       plan.world_size == 1 ? "" : "s", plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s",
@@ -118,13 +142,24 @@ std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext
     }
     out += "passed from the launcher's environment: " + names + "\n";
   }
-  out += "\n" + rank_table(job, plan);
+  out += "\n";
+  write(out);
+  write(rank_table(job, plan));
+  constexpr std::size_t k_piece = 1 << 20;
+  out.clear();
   for (const auto& slot : plan.ranks) {
-    out += fmt::format("\nrank {} env ({}):\n", slot.rank, plan.hosts[slot.host_index].name);
-    for (const auto& [name, value] : redacted_env(job, plan, slot.rank, ctx)) {
-      out += "  " + name + "=" + shown_word(value) + "\n";
+    append_env_block(out, slot.rank, plan.hosts[slot.host_index].name, redacted_env(job, plan, slot.rank, ctx));
+    if (out.size() >= k_piece) {
+      write(out);
+      out.clear();
     }
   }
+  write(out);
+}
+
+std::string plan_table(const JobSpec& job, const Plan& plan, const LaunchContext& ctx) {
+  std::string out;
+  write_plan_table(job, plan, ctx, [&out](std::string_view piece) { out += piece; });
   return out;
 }
 
