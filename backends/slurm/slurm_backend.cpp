@@ -192,6 +192,10 @@ void SlurmBackend::report_exits(int status, const LabeledOutput& output, RankEve
     spdlog::info("srun said:\n{}", trim(output.srun_text()));
   }
   auto failure = output.first_failure();
+  const bool failed_on_its_own = failure && failure->second != 128 + SIGTERM;
+  if (!failed_on_its_own && whole.code != 0 && report_slurm_ended_step(output, events)) {
+    return;
+  }
   if (!failure && whole.code != 0) {
     // srun failed on its own (no allocation, bad srun_args, nodes, command).
     std::string said = last_lines(output.srun_text(), 12);
@@ -213,6 +217,36 @@ void SlurmBackend::report_exits(int status, const LabeledOutput& output, RankEve
       events.exited(rank, failure ? RankExit{128 + SIGTERM, SIGTERM, ""} : RankExit{});
     }
   }
+}
+
+// Slurm itself ended the step: a node failed (the first rank on it is named,
+// exit 3 as for a lost ssh host), or the job was cancelled (scancel, its time
+// limit, preemption: every rank was stopped by SIGTERM, so 143).
+bool SlurmBackend::report_slurm_ended_step(const LabeledOutput& output, RankEvents& events) {
+  int blamed = -1;
+  RankExit how;
+  if (const auto& node = output.failed_node()) {
+    std::lock_guard lock(gang_.mutex);
+    for (const RankLaunch& launch : launches_) {
+      if (launch.host.name == *node || launch.host.address == *node) {
+        blamed = launch.rank;
+        break;
+      }
+    }
+    how = RankExit{to_int(ExitCode::launch), 0, fmt::format("Slurm reports that node {} failed", *node)};
+  } else if (const auto& cancelled = output.cancelled()) {
+    blamed = 0;
+    how = RankExit{128 + SIGTERM, SIGTERM, "",
+                   fmt::format("Slurm cancelled the step (scancel, the time limit or preemption): {}", *cancelled)};
+  }
+  if (blamed < 0) {
+    return false;
+  }
+  events.exited(blamed, how);
+  for (int rank = 0; rank < world_size_; ++rank) {
+    if (rank != blamed) events.exited(rank, RankExit{128 + SIGTERM, SIGTERM, ""});
+  }
+  return true;
 }
 
 // scancel --signal SIG JOB.STEP: the step's tasks get SIG, srun keeps running.

@@ -44,6 +44,7 @@ public:
 private:
   void run_srun(std::vector<std::string> argv, EnvList env, RankEvents& events);
   void report_exits(int status, const class LabeledOutput& output, RankEvents& events);
+  bool report_slurm_ended_step(const class LabeledOutput& output, RankEvents& events);
   bool signal_step(int signo);
 
   SlurmOptions options_;

@@ -49,6 +49,7 @@ void LabeledOutput::finish() {
 }
 
 void LabeledOutput::line(Stream stream, std::string_view text) {
+  stepd_says(text);
   auto labeled = split_label(text);
   if (!labeled || labeled->first >= world_size_) {
     srun_says(text);
@@ -61,6 +62,25 @@ void LabeledOutput::line(Stream stream, std::string_view text) {
     return;
   }
   sink_(labeled->first, stream, labeled->second);
+}
+
+// "slurmstepd-h1: error: *** STEP 7.0 ON h1 CANCELLED AT 2026-... ***" (it
+// comes labeled as a rank's stderr too) and "srun: error: Node failure on h3".
+void LabeledOutput::stepd_says(std::string_view text) {
+  constexpr std::string_view node_failure = "srun: error: Node failure on ";
+  if (std::size_t at = text.find(node_failure); at != std::string_view::npos && !failed_node_) {
+    std::string_view node = trim(text.substr(at + node_failure.size()));
+    if (!node.empty()) failed_node_ = std::string(node);
+  }
+  std::size_t open = text.find("*** ");
+  std::size_t close = text.rfind(" ***");
+  if (open == std::string_view::npos || close == std::string_view::npos || close <= open || cancelled_) {
+    return;
+  }
+  std::string_view said = text.substr(open + 4, close - open - 4);
+  if ((said.starts_with("STEP ") || said.starts_with("JOB ")) && said.find(" CANCELLED AT ") != std::string_view::npos) {
+    cancelled_ = std::string(said);
+  }
 }
 
 // "srun: error: h3: task 2: Exited with exit code 3": srun's word for a

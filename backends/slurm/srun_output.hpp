@@ -32,11 +32,17 @@ public:
   std::optional<std::string> step() const { return step_; }
   // srun's own text (unlabeled lines), capped.
   const std::string& srun_text() const { return srun_text_; }
+  // The node of srun's "Node failure on NODE", if it said so.
+  const std::optional<std::string>& failed_node() const { return failed_node_; }
+  // slurmstepd's "STEP J.S ON NODE CANCELLED AT T ..." (scancel, the time
+  // limit, preemption), if it said so.
+  const std::optional<std::string>& cancelled() const { return cancelled_; }
 
 private:
   void line(Stream stream, std::string_view text);
   bool marker(std::string_view text);
   void srun_says(std::string_view text);
+  void stepd_says(std::string_view text);
 
   int world_size_;
   Sink sink_;
@@ -45,6 +51,8 @@ private:
   std::optional<std::pair<int, int>> first_own_;
   std::optional<std::pair<int, int>> srun_reported_;
   std::optional<std::string> step_;
+  std::optional<std::string> failed_node_;
+  std::optional<std::string> cancelled_;
   std::string srun_text_;
 };
 

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/inventory/inventory.hpp"
@@ -20,9 +21,12 @@ enum class Stream { out, err };
 
 // How a rank ended. `launch_error` non-empty: it never ran (exit 3 class).
 struct RankExit {
-  int code = 0;       // exit status when it exited
-  int signal = 0;     // signal number when it was killed (code is then 128+signal)
+  RankExit(int code_ = 0, int signal_ = 0, std::string launch_error_ = {}, std::string stopped_by_ = {})
+      : code(code_), signal(signal_), launch_error(std::move(launch_error_)), stopped_by(std::move(stopped_by_)) {}
+  int code;       // exit status when it exited
+  int signal;     // signal number when it was killed (code is then 128+signal)
   std::string launch_error;
+  std::string stopped_by;  // who stopped it from outside (the scheduler), and why
 };
 
 // Where a backend reports what its ranks do. Called from any thread; the

@@ -281,6 +281,9 @@ void Output::exited(int rank, const RankExit& how) {
     if (how.signal != 0) {
       exited["signal"] = signal_name(how.signal);
     }
+    if (!how.stopped_by.empty()) {
+      exited["stopped_by"] = how.stopped_by;
+    }
   }
   write_out(to_json_text(exited) + "\n");
 }

@@ -66,7 +66,8 @@ JobSummary job_summary(const AttemptEnd& end, int attempts, double elapsed_s) {
 }
 
 std::string describe_failure(const RankLaunch& launch, const FirstFailure& first) {
-  std::string how = !first.how.launch_error.empty() ? "could not run: " + first.how.launch_error
+  std::string how = !first.how.stopped_by.empty()   ? "was stopped: " + first.how.stopped_by
+                     : !first.how.launch_error.empty() ? "could not run: " + first.how.launch_error
                      : first.how.signal != 0     ? fmt::format("was killed by {}", signal_name(first.how.signal))
                                                  : fmt::format("exited with code {}", first.how.code);
   return fmt::format("rank {} on {} {} after {}", launch.rank, launch.host.name, how,
