@@ -5,6 +5,7 @@
 #include "cmd/command.hpp"
 #include "src/util/log.hpp"
 #include "src/util/signals.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::cmd {
 
@@ -21,7 +22,10 @@ const std::vector<std::string>& trailing_command() { return trailing_storage(); 
 void add_common_options(CLI::App& sub, CommonOptions& opts) {
   // No ExistingPath check: load_job reports a missing file in its own words.
   sub.add_option("job", opts.job_file, "Job file (TOML)");
-  sub.add_option("-H,--hosts", opts.overrides.hosts, "Hosts, e.g. node[01-04]:8,gpu-a:4");
+  // One value per -H, so that a JOB after it is not taken for a host.
+  sub.add_option("-H,--hosts", opts.overrides.hosts,
+                 "Hosts, e.g. node[01-04]:8,gpu-a:4,ml@gpu-b:2222:4 (a host listed again gets more slots)")
+      ->allow_extra_args(false);
   sub.add_option("--hostfile", opts.overrides.hostfile, "OpenMPI, DeepSpeed or MPICH hostfile");
   sub.add_flag("--slurm", opts.overrides.slurm,
                "Hosts from the Slurm allocation (default inside salloc/sbatch when no other source)");
@@ -29,6 +33,9 @@ void add_common_options(CLI::App& sub, CommonOptions& opts) {
                  "auto (default: mpirun for mpi, slurm inside an allocation, local when every "
                  "host is this machine, else ssh), local, ssh, kubernetes, mpirun or slurm")
       ->check(CLI::IsMember(backend_names()));
+  sub.add_option("--include", opts.overrides.include,
+                 "Only these hosts and slots, DeepSpeed's way: host1:0,1@host2");
+  sub.add_option("--exclude", opts.overrides.exclude, "All but these hosts and slots: host1:0@host2");
   sub.add_option("--np", opts.overrides.np, "Number of ranks (default: sum of slots)");
   sub.add_flag("--json", opts.json, "Machine-readable JSON on stdout");
   sub.add_flag("-v,--verbose", opts.verbose, "Explain choices (repeat for debug)");

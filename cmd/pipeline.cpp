@@ -148,6 +148,14 @@ Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& b
   return found;
 }
 
+Result<Inventory> probed_hosts(const JobSpec& job, Backend& backend, Inventory hosts) {
+  auto probed = backend.probe_gpus(std::move(hosts));
+  if (!probed) {
+    return probed;
+  }
+  return filter_hosts(std::move(*probed), job.hosts);
+}
+
 Result<PlannedJob> plan_job(const JobSpec& job) {
   auto selected = select_backend(job);
   if (!selected) {
@@ -157,7 +165,7 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
   Result<Inventory> hosts = routable_addresses(planned.backend->resolve_addresses(std::move(selected->hosts)),
                                                 planned.backend->ranks_are_local());
   if (job.hosts.slots_from_gpus) {
-    hosts = planned.backend->probe_gpus(std::move(*hosts));
+    hosts = probed_hosts(job, *planned.backend, std::move(*hosts));
     if (!hosts) {
       return fail(hosts.error());
     }

@@ -73,7 +73,8 @@ void add_run(CLI::App& app, Command& selected) {
   sub->add_option("--log-dir", opts->common.overrides.log_dir, "Also write DIR/rank-R.attempt-A.log per rank");
   sub->add_flag("--strict-logs", opts->common.overrides.strict_logs,
                 "Exit 3 when a rank log cannot be written (a full disk); else a warning");
-  sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank (repeatable)");
+  sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank (repeatable)")
+      ->allow_extra_args(false);
   sub->footer("Everything after -- is the command (replaces job.command).");
   sub->callback([&selected, opts] {
     selected = [opts] {
