@@ -4,6 +4,7 @@
 
 #include <array>
 #include <filesystem>
+#include <set>
 #include <string_view>
 
 #include <fmt/core.h>
@@ -60,6 +61,12 @@ constexpr std::array k_refusals = {
     Refusal{"--rdzv_endpoint", "torchrun's", k_rendezvous},  Refusal{"--rdzv-backend", "torchrun's", k_rendezvous},
     Refusal{"--rdzv_backend", "torchrun's", k_rendezvous},
 };
+
+// The subcommands whose leftover words check_leftover_words answers.
+std::set<const CLI::App*>& answered_subcommands() {
+  static std::set<const CLI::App*> subs;
+  return subs;
+}
 
 // Subcommands whose "--" words become the ranks' command.
 bool takes_command(const CLI::App& sub) { return sub.get_name() == "run" || sub.get_name() == "sweep"; }
@@ -173,14 +180,18 @@ Result<void> translate_habits(const CLI::App& app, std::vector<std::string>& arg
 
 void keep_leftover_words(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    sub->allow_extras();
+    // A command that takes any words itself (rsh: orted's) keeps them.
+    if (!sub->get_allow_extras()) {
+      sub->allow_extras();
+      answered_subcommands().insert(sub);
+    }
     keep_leftover_words(*sub);
   }
 }
 
 Result<void> check_leftover_words(const CLI::App& app) {
   const CLI::App* sub = chosen_subcommand(app);
-  if (sub == nullptr) {
+  if (sub == nullptr || !answered_subcommands().contains(sub)) {
     return {};
   }
   const std::vector<std::string> leftover = sub->remaining();
