@@ -2,7 +2,12 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+#include <regex>
+
 #include "cmd/command.hpp"
+#include "src/launch/output.hpp"
+#include "src/util/json.hpp"
 #include "src/util/log.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
@@ -13,6 +18,33 @@ namespace {
 std::vector<std::string>& trailing_storage() {
   static std::vector<std::string> words;
   return words;
+}
+
+bool g_json_errors = false;
+
+// One line of an error: "FILE:LINE:COL: message" (a job-file error) split
+// into its parts, else {"message"}.
+Json error_line(const std::string& line) {
+  static const std::regex k_located(R"(^(.+):([0-9]+):([0-9]+): (.*)$)");
+  std::smatch parts;
+  if (std::regex_match(line, parts, k_located)) {
+    return {{"file", parts[1].str()}, {"line", std::stoi(parts[2].str())},
+            {"column", std::stoi(parts[3].str())}, {"message", parts[4].str()}};
+  }
+  return {{"message", line}};
+}
+
+// {"event": "error", "time", "exit_code", "message", "errors": [..]}: the
+// whole message, and each of its lines (one per problem) on its own.
+Json error_event(const Error& error) {
+  Json errors = Json::array();
+  for (const std::string& line : split(error.message, '\n')) {
+    if (!line.empty()) {
+      errors.push_back(error_line(line));
+    }
+  }
+  return {{"event", "error"}, {"time", event_time_now()}, {"exit_code", to_int(error.code)},
+          {"message", error.message}, {"errors", std::move(errors)}};
 }
 } // namespace
 
@@ -59,8 +91,14 @@ Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock) {
   return job;
 }
 
+void set_json_errors(bool on) { g_json_errors = on; }
+
 int report(const Error& error) {
   print_error(error.message);
+  if (g_json_errors) {
+    std::fputs((to_json_text(error_event(error)) + "\n").c_str(), stdout);
+    std::fflush(stdout);
+  }
   return to_int(error.code);
 }
 

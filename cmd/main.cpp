@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
     tail.assign(dash + 1, args.end());
     args.erase(dash, args.end());
   }
+  ddl::cmd::set_json_errors(std::find(args.begin(), args.end(), "--json") != args.end());
   if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !is_known_command(args[0])) {
     return reject_unknown_command(args[0]);
   }
