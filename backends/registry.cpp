@@ -158,19 +158,47 @@ std::string host_shown(const Host& host) {
                                    : fmt::format("'{}' ({})", host.name, host.address);
 }
 
+const Host* first_login_host(const Inventory& hosts) {
+  auto found = std::ranges::find_if(hosts, [](const Host& host) { return !host.user.empty() || host.port; });
+  return found == hosts.end() ? nullptr : &*found;
+}
+
 Choice auto_from_hosts(const Inventory& hosts) {
+  if (const Host* login = first_login_host(hosts)) {
+    return {BackendKind::ssh, fmt::format("auto: host {} names an ssh login", host_shown(*login))};
+  }
   if (const Host* remote = first_remote_host(hosts)) {
     return {BackendKind::ssh, fmt::format("auto: host {} is not this machine", host_shown(*remote))};
   }
   return {BackendKind::local, "auto: every host is this machine"};
 }
 
+// --include / --exclude, unless the slots are GPUs still to be probed (the
+// pipeline filters after the probe then).
+Result<Inventory> filtered(Result<Inventory> hosts, const JobSpec& job) {
+  if (!hosts || job.hosts.slots_from_gpus) {
+    return hosts;
+  }
+  return filter_hosts(std::move(*hosts), job.hosts);
+}
+
 // The job's hosts: the backend's own (pods), else the host source's.
 Result<Inventory> hosts_for(const JobSpec& job, Backend& backend) {
   if (auto own = backend.own_hosts()) {
-    return std::move(*own);
+    return filtered(std::move(*own), job);
   }
-  return discover_hosts(job);
+  return filtered(discover_hosts(job), job);
+}
+
+// user@host and host:port:slots are ssh logins; other backends cannot honour them.
+Result<void> logins_fit(const Inventory& hosts, std::string_view backend) {
+  const Host* login = first_login_host(hosts);
+  if (login == nullptr || backend == "ssh") {
+    return {};
+  }
+  return fail(ExitCode::usage, fmt::format("host {} names an ssh login ({}), which backend {} cannot use; "
+                                           "use backend ssh",
+                                           host_shown(*login), login_address(*login), backend));
 }
 
 } // namespace
@@ -191,7 +219,7 @@ Result<SelectedBackend> select_backend(const JobSpec& job) {
     if (auto early = auto_without_hosts(job)) {
       choice = std::move(*early);
     } else {
-      auto hosts = discover_hosts(job);
+      auto hosts = filtered(discover_hosts(job), job);
       if (!hosts) {
         return fail(hosts.error());
       }
@@ -205,6 +233,9 @@ Result<SelectedBackend> select_backend(const JobSpec& job) {
     return fail(hosts.error());
   }
   selected.hosts = std::move(*hosts);
+  if (auto fits = logins_fit(selected.hosts, selected.backend->name()); !fits) {
+    return fail(fits.error());
+  }
   if (job.launch.backend == BackendKind::local) {
     if (const Host* remote = first_remote_host(selected.hosts)) {
       return fail(ExitCode::usage,

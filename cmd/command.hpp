@@ -37,8 +37,12 @@ enum class JobClock { stopped, starts };
 // Sets the log level from -v/-q, arms the stop token (signals; see
 // src/util/signals.hpp) and loads the job with the overrides.
 Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock = JobClock::stopped);
-// Prints `error` as "ddl: error: ..." and returns its exit code.
+// Prints `error` as "ddl: error: ..." and returns its exit code; with
+// --json on the command line also an "error" event on stdout (see
+// error_event).
 int report(const Error& error);
+// Whether report() also writes the JSON event (main sets it from --json).
+void set_json_errors(bool on);
 
 // Writes `text` to stdout as it is (no format parsing).
 void write_stdout(std::string_view text);

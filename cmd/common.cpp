@@ -4,9 +4,15 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+#include <regex>
+
 #include "cmd/command.hpp"
+#include "src/launch/output.hpp"
+#include "src/util/json.hpp"
 #include "src/util/log.hpp"
 #include "src/util/signals.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::cmd {
 
@@ -14,6 +20,33 @@ namespace {
 std::vector<std::string>& trailing_storage() {
   static std::vector<std::string> words;
   return words;
+}
+
+bool g_json_errors = false;
+
+// One line of an error: "FILE:LINE:COL: message" (a job-file error) split
+// into its parts, else {"message"}.
+Json error_line(const std::string& line) {
+  static const std::regex k_located(R"(^(.+):([0-9]+):([0-9]+): (.*)$)");
+  std::smatch parts;
+  if (std::regex_match(line, parts, k_located)) {
+    return {{"file", parts[1].str()}, {"line", std::stoi(parts[2].str())},
+            {"column", std::stoi(parts[3].str())}, {"message", parts[4].str()}};
+  }
+  return {{"message", line}};
+}
+
+// {"event": "error", "time", "exit_code", "message", "errors": [..]}: the
+// whole message, and each of its lines (one per problem) on its own.
+Json error_event(const Error& error) {
+  Json errors = Json::array();
+  for (const std::string& line : split(error.message, '\n')) {
+    if (!line.empty()) {
+      errors.push_back(error_line(line));
+    }
+  }
+  return {{"event", "error"}, {"time", event_time_now()}, {"exit_code", to_int(error.code)},
+          {"message", error.message}, {"errors", std::move(errors)}};
 }
 } // namespace
 
@@ -23,7 +56,10 @@ const std::vector<std::string>& trailing_command() { return trailing_storage(); 
 void add_common_options(CLI::App& sub, CommonOptions& opts) {
   // No ExistingPath check: load_job reports a missing file in its own words.
   sub.add_option("job", opts.job_file, "Job file (TOML)");
-  sub.add_option("-H,--hosts", opts.overrides.hosts, "Hosts, e.g. node[01-04]:8,gpu-a:4");
+  // One value per -H, so that a JOB after it is not taken for a host.
+  sub.add_option("-H,--hosts", opts.overrides.hosts,
+                 "Hosts, e.g. node[01-04]:8,gpu-a:4,ml@gpu-b:2222:4 (a host listed again gets more slots)")
+      ->allow_extra_args(false);
   sub.add_option("--hostfile", opts.overrides.hostfile, "OpenMPI, DeepSpeed or MPICH hostfile");
   sub.add_flag("--slurm", opts.overrides.slurm,
                "Hosts from the Slurm allocation (default inside salloc/sbatch when no other source)");
@@ -31,6 +67,9 @@ void add_common_options(CLI::App& sub, CommonOptions& opts) {
                  "auto (default: mpirun for mpi, slurm inside an allocation, local when every "
                  "host is this machine, else ssh), local, ssh, kubernetes, mpirun or slurm")
       ->check(CLI::IsMember(backend_names()));
+  sub.add_option("--include", opts.overrides.include,
+                 "Only these hosts and slots, DeepSpeed's way: host1:0,1@host2");
+  sub.add_option("--exclude", opts.overrides.exclude, "All but these hosts and slots: host1:0@host2");
   sub.add_option("--np", opts.overrides.np, "Number of ranks (default: sum of slots)");
   sub.add_flag("--json", opts.json, "Machine-readable JSON on stdout");
   sub.add_flag("-v,--verbose", opts.verbose, "Explain choices (repeat for debug)");
@@ -56,8 +95,14 @@ Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock) {
 
 void write_stdout(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
+void set_json_errors(bool on) { g_json_errors = on; }
+
 int report(const Error& error) {
   print_error(error.message);
+  if (g_json_errors) {
+    std::fputs((to_json_text(error_event(error)) + "\n").c_str(), stdout);
+    std::fflush(stdout);
+  }
   return to_int(error.code);
 }
 

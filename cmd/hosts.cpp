@@ -33,14 +33,22 @@ std::string gpu_list(const Host& host, std::string_view none) {
 std::string hosts_table(const Inventory& inventory) {
   std::vector<TableRow> rows = {{"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}};
   for (const auto& host : inventory) {
-    rows.push_back({host.name, host.address, std::to_string(host.slots), gpu_list(host, "-"), host.source});
+    rows.push_back({host.name, login_address(host), std::to_string(host.slots), gpu_list(host, "-"), host.source});
   }
   return align_columns(rows);
 }
 
+// The contract's keys; "user" and "port" only for a host that names them.
 Json host_json(const Host& host) {
-  return {{"name", host.name}, {"address", host.address}, {"slots", host.slots}, {"gpus", host.gpus},
-          {"source", host.source}};
+  Json json = {{"name", host.name}, {"address", host.address}, {"slots", host.slots}, {"gpus", host.gpus},
+               {"source", host.source}};
+  if (!host.user.empty()) {
+    json["user"] = host.user;
+  }
+  if (host.port) {
+    json["port"] = *host.port;
+  }
+  return json;
 }
 
 // `{"hosts": [...]}` and a newline.
@@ -58,7 +66,7 @@ std::string checked_table(const Inventory& inventory, const std::vector<HostChec
   std::vector<TableRow> rows = {{"NAME", "ADDRESS", "REACHABLE", "DDL", "GPUS", "ERROR"}};
   for (std::size_t i = 0; i < inventory.size(); ++i) {
     const HostCheck& check = checks[i];
-    rows.push_back({inventory[i].name, inventory[i].address, check.reachable ? "yes" : "no",
+    rows.push_back({inventory[i].name, login_address(inventory[i]), check.reachable ? "yes" : "no",
                     check.ddl_version.empty() ? "-" : check.ddl_version,
                     check.gpu_count ? std::to_string(*check.gpu_count) : "-", check.error.empty() ? "-" : check.error});
   }
@@ -112,7 +120,7 @@ int run_hosts(const HostsOptions& opts) {
     return check_inventory(backend, *inventory, opts.common.json);
   }
   if (job->hosts.slots_from_gpus) {
-    inventory = backend.probe_gpus(std::move(*inventory));
+    inventory = probed_hosts(*job, backend, std::move(*inventory));
     if (!inventory) {
       return report(inventory.error());
     }

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "cmd/command.hpp"
+#include "cmd/habits.hpp"
 #include "ddl_version.hpp"
 #include "src/util/log.hpp"
 #include "src/util/text.hpp"
@@ -22,10 +23,24 @@ const std::vector<std::string> k_public_commands = {
 // code; ddl says "did you mean" and exits 2 instead.
 int reject_unknown_command(const std::string& word) {
   std::string hint = ddl::did_you_mean(word, k_public_commands);
-  ddl::print_error(fmt::format("unknown command '{}'{}", word,
-                               hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+  int code = ddl::cmd::report(ddl::Error{
+      ddl::ExitCode::usage, fmt::format("unknown command '{}'{}", word,
+                                        hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint))});
   fmt::print(stderr, "Run 'ddl --help' for the list of commands.\n");
-  return 2;
+  return code;
+}
+
+// A command-line error: the message, then where to read the usage (the
+// subcommand's --help when there is one); exit 2.
+int usage_error(const std::string& message, const std::vector<std::string>& args) {
+  int code = ddl::cmd::report(ddl::Error{ddl::ExitCode::usage, message});
+  std::string help_for;
+  if (!args.empty() && std::find(k_public_commands.begin(), k_public_commands.end(), args[0]) !=
+                           k_public_commands.end()) {
+    help_for = args[0] + " ";
+  }
+  fmt::print(stderr, "Run 'ddl {}--help' for usage.\n", help_for);
+  return code;
 }
 
 bool is_known_command(const std::string& word) {
@@ -47,6 +62,7 @@ int main(int argc, char** argv) {
     tail.assign(dash + 1, args.end());
     args.erase(dash, args.end());
   }
+  ddl::cmd::set_json_errors(std::find(args.begin(), args.end(), "--json") != args.end());
   if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !is_known_command(args[0])) {
     return reject_unknown_command(args[0]);
   }
@@ -63,17 +79,19 @@ int main(int argc, char** argv) {
   ddl::cmd::add_rsh(app, selected);
   ddl::cmd::add_run(app, selected);
   ddl::cmd::add_worker(app, selected);
+  ddl::cmd::keep_leftover_words(app);
+  if (args.empty()) {
+    fmt::print("{}", app.help());
+    return 0;
+  }
+  if (auto translated = ddl::cmd::translate_habits(app, args); !translated) {
+    return usage_error(translated.error().message, args);
+  }
 
   ddl::cmd::set_trailing_command(tail);
-  // Where a usage error points to: the subcommand's --help when there is one.
-  std::string help_for;
-  if (!args.empty() && std::find(k_public_commands.begin(), k_public_commands.end(), args[0]) !=
-                           k_public_commands.end()) {
-    help_for = args[0] + " ";
-  }
   try {
-    std::reverse(args.begin(), args.end());
-    app.parse(args);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.parse(reversed);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -81,9 +99,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    ddl::print_error(e.what());
-    fmt::print(stderr, "Run 'ddl {}--help' for usage.\n", help_for);
-    return 2;
+    return usage_error(e.what(), args);
+  }
+  if (auto checked = ddl::cmd::check_leftover_words(app); !checked) {
+    return usage_error(checked.error().message, args);
   }
   return selected ? selected() : 2;
 }

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/registry.hpp"
+#include "cmd/verbose.hpp"
 #include "rendezvous/launcher.hpp"
 #include "src/launch/supervisor.hpp"
 #include "src/render/launches.hpp"
@@ -138,6 +139,7 @@ Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& b
   if (stop::requested()) {
     return fail(stop::error("probing each host's network interface"));
   }
+  log_interfaces(plan, found);
   for (std::size_t h = 0; h < found.size() && h < plan.hosts.size(); ++h) {
     if (found[h].name.empty() && !found[h].unreachable) {
       spdlog::warn("{}: no interface toward rank 0 ({}): {}; GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and "
@@ -146,6 +148,14 @@ Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& b
     }
   }
   return found;
+}
+
+Result<Inventory> probed_hosts(const JobSpec& job, Backend& backend, Inventory hosts) {
+  auto probed = backend.probe_gpus(std::move(hosts));
+  if (!probed) {
+    return probed;
+  }
+  return filter_hosts(std::move(*probed), job.hosts);
 }
 
 Result<PlannedJob> plan_job(const JobSpec& job) {
@@ -157,7 +167,7 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
   Result<Inventory> hosts = routable_addresses(planned.backend->resolve_addresses(std::move(selected->hosts)),
                                                 planned.backend->ranks_are_local());
   if (job.hosts.slots_from_gpus) {
-    hosts = planned.backend->probe_gpus(std::move(*hosts));
+    hosts = probed_hosts(job, *planned.backend, std::move(*hosts));
     if (!hosts) {
       return fail(hosts.error());
     }
@@ -170,6 +180,7 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
   if (stop::requested()) {
     return fail(stop::error("planning the job"));
   }
+  log_plan_hosts(planned);
   return planned;
 }
 
@@ -228,6 +239,7 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   ctx.token = (*rendezvous)->token();
   ctx.horovod_address = (*rendezvous)->horovod_address();
   ctx.horovod_port = std::to_string((*rendezvous)->horovod_port());
+  log_ports(ctx);
   SupervisorOptions supervisor;
   supervisor.timeout = job.timeout;
   supervisor.deadline = stop::deadline();
@@ -241,7 +253,9 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     (*rendezvous)->begin_attempt(attempt);
     LaunchContext attempt_ctx = ctx;
     attempt_ctx.attempt = attempt;
-    return build_launches(job, plan, attempt_ctx, place, environ);
+    std::vector<RankLaunch> launches = build_launches(job, plan, attempt_ctx, place, environ);
+    log_rank_launches(launches, {ctx.token});
+    return launches;
   };
   auto code = supervise(backend, plan, build, supervisor);
   backend.shutdown();

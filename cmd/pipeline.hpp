@@ -25,6 +25,10 @@ struct PlannedJob {
   Plan plan;
 };
 
+// slots = "gpus": each host's GPUs probed through the backend, then
+// --include / --exclude applied to them (the slot ids are the GPUs).
+Result<Inventory> probed_hosts(const JobSpec& job, Backend& backend, Inventory hosts);
+
 // The backend that runs the job (select_backend: auto chosen, mismatches
 // refused), its hosts (GPU counts probed through it for slots = "gpus") and
 // the rank plan on them.

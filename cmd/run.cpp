@@ -22,14 +22,19 @@ struct RunOptions {
 };
 
 // --dry-run: the plan table, the interface per host and why, then what the
-// backend adds (mpirun's command).
-int print_dry_run(const JobSpec& job, const PlannedJob& planned) {
+// backend adds (mpirun's command); with --json the plan as `render --format
+// json` prints it.
+int print_dry_run(const JobSpec& job, const PlannedJob& planned, bool json) {
   LaunchContext ctx = preview_context(job, planned);
   auto interfaces = job_interfaces(job, *planned.backend, planned.plan);
   if (!interfaces) {
     return report(interfaces.error());
   }
   ctx.interfaces = std::move(*interfaces);
+  if (json) {
+    std::fputs(plan_json(job, planned.plan, ctx).c_str(), stdout);
+    return 0;
+  }
   write_plan_table(job, planned.plan, ctx, write_stdout);
   std::fputs(interfaces_text(planned.plan, ctx.interfaces, rank0_address(planned.plan)).c_str(), stdout);
   auto launches = build_launches(job, planned.plan, ctx, rank_place(*planned.backend), environ);
@@ -50,7 +55,7 @@ Result<int> run_job(const RunOptions& opts) {
     return fail(planned.error());
   }
   if (opts.dry_run) {
-    return print_dry_run(*job, *planned);
+    return print_dry_run(*job, *planned, opts.common.json);
   }
   LaunchOptions launch;
   launch.output.json = opts.common.json;
@@ -73,7 +78,8 @@ void add_run(CLI::App& app, Command& selected) {
   sub->add_option("--log-dir", opts->common.overrides.log_dir, "Also write DIR/rank-R.attempt-A.log per rank");
   sub->add_flag("--strict-logs", opts->common.overrides.strict_logs,
                 "Exit 3 when a rank log cannot be written (a full disk); else a warning");
-  sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank (repeatable)");
+  sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank (repeatable)")
+      ->allow_extra_args(false);
   sub->footer("Everything after -- is the command (replaces job.command).");
   sub->callback([&selected, opts] {
     selected = [opts] {

@@ -4,7 +4,7 @@
 # prints this very file. Load it by hand with: source <(ddl completions bash)
 
 _ddl_commands='run hosts bench render init completions'
-_ddl_common_opts='-H --hosts --hostfile --slurm --backend --np --json -v --verbose -q --quiet -h --help'
+_ddl_common_opts='-H --hosts --hostfile --slurm --include --exclude --backend --np --json -v --verbose -q --quiet -h --help'
 _ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir --strict-logs -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
 _ddl_bench_opts="$_ddl_common_opts -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes
@@ -19,7 +19,7 @@ _ddl_option_value() {
         *:--backend) COMPREPLY=($(compgen -W 'auto local ssh kubernetes mpirun slurm' -- "$cur")) ;;
         *:--hostfile | bench:-J | bench:--output_file) _ddl_files "$cur" ;;
         *:-H | *:--hosts) COMPREPLY=($(compgen -A hostname -- "$cur")) ;;
-        *:--np | run:--timeout | run:--max-restarts | render:--rank) ;;
+        *:--include | *:--exclude | *:--np | run:--timeout | run:--max-restarts | render:--rank) ;;
         run:--log-dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")) ;;
         run:-x | run:--env) compopt -o nospace 2>/dev/null; COMPREPLY=($(compgen -e -S = -- "$cur")) ;;
         render:--format)

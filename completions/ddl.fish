@@ -42,6 +42,8 @@ complete -c ddl -n "$common; and not __ddl_bench_needs_allreduce" -F
 complete -c ddl -n "$common" -s H -l hosts -x -a '(__fish_print_hostnames)' -d 'Hosts, e.g. node[01-04]:8,gpu-a:4'
 complete -c ddl -n "$common" -l hostfile -r -F -d 'OpenMPI, DeepSpeed or MPICH hostfile'
 complete -c ddl -n "$common" -l slurm -d 'Hosts from the Slurm allocation'
+complete -c ddl -n "$common" -l include -x -d 'Only these hosts and slots: host1:0,1@host2'
+complete -c ddl -n "$common" -l exclude -x -d 'All but these hosts and slots: host1:0@host2'
 complete -c ddl -n "$common" -l backend -x -a 'auto local ssh kubernetes mpirun slurm' -d 'How ranks are started'
 complete -c ddl -n "$common" -l np -x -d 'Number of ranks'
 complete -c ddl -n "$common" -l json -d 'JSON on stdout'

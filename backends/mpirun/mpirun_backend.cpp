@@ -183,6 +183,9 @@ void MpirunBackend::report_exits(int status, TaggedOutput& output, RankEvents& e
     failed_rank = signalled->first;
     failed.signal = signalled->second;
     failed.code = 128 + signalled->second;
+  } else if (whole.code != 0 && rsh_failure(output.mpirun_text())) {
+    report_unstarted_host(*rsh_failure(output.mpirun_text()), events);
+    return;
   } else if (whole.code != 0) {
     // mpirun failed on its own (daemons not started, no executable, slots).
     std::string said = last_lines(output.mpirun_text(), 12);
@@ -202,6 +205,28 @@ void MpirunBackend::report_exits(int status, TaggedOutput& output, RankEvents& e
       continue;
     }
     events.exited(rank, failed_rank >= 0 ? RankExit{128 + SIGTERM, SIGTERM, ""} : RankExit{});
+  }
+}
+
+// A host that `ddl rsh` could not reach (or log in to): its first rank
+// failed to start, with the agent's reason; the others were ended with it.
+void MpirunBackend::report_unstarted_host(const RshFailure& failure, RankEvents& events) {
+  int failed_rank = 0;
+  for (const RankLaunch& launch : launches_) {
+    if (!failure.host.empty() && (launch.host.address == failure.host || launch.host.name == failure.host)) {
+      failed_rank = launch.rank;
+      break;
+    }
+  }
+  std::string error = failure.host.empty()
+                          ? fmt::format("mpirun's agent (ddl rsh) failed: {}", failure.why)
+                          : fmt::format("host {} could not be reached to start Open MPI's daemon there: {}",
+                                        failure.host, failure.why);
+  events.exited(failed_rank, RankExit{to_int(ExitCode::launch), 0, error});
+  for (int rank = 0; rank < world_size_; ++rank) {
+    if (rank != failed_rank) {
+      events.exited(rank, RankExit{128 + SIGTERM, SIGTERM, ""});
+    }
   }
 }
 

@@ -55,6 +55,7 @@ public:
 private:
   void run_mpirun(std::vector<std::string> argv, EnvList env, RankEvents& events);
   void report_exits(int status, class TaggedOutput& output, RankEvents& events);
+  void report_unstarted_host(const struct RshFailure& failure, RankEvents& events);
 
   MpirunOptions options_;
   std::string hostfile_dir_;

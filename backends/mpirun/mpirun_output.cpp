@@ -211,4 +211,24 @@ std::optional<std::pair<int, int>> signalled_rank(std::string_view mpirun_text) 
   return std::pair{static_cast<int>(*rank), static_cast<int>(*signo)};
 }
 
+std::optional<RshFailure> rsh_failure(std::string_view mpirun_text) {
+  constexpr std::string_view k_error = "ddl: error: ";
+  std::size_t start = mpirun_text.find(k_error);
+  if (start == std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::vector<std::string> lines = split(mpirun_text.substr(start + k_error.size()), '\n');
+  RshFailure failure{"", lines.front()};
+  // The per-host lines follow, indented: "  HOST: why".
+  if (lines.size() > 1 && lines[1].starts_with("  ")) {
+    std::string_view line = std::string_view(lines[1]).substr(2);
+    std::size_t colon = line.find(": ");
+    if (colon != std::string_view::npos) {
+      failure.host = std::string(line.substr(0, colon));
+      failure.why = std::string(line.substr(colon + 2));
+    }
+  }
+  return failure;
+}
+
 } // namespace ddl::mpirun

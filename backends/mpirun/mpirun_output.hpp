@@ -50,4 +50,13 @@ private:
 // From mpirun's own text: "process rank R ... exited on signal N".
 std::optional<std::pair<int, int>> signalled_rank(std::string_view mpirun_text);
 
+// `ddl rsh` (mpirun's agent) could not start Open MPI's daemon on a host:
+// its "ddl: error: cannot start on 1 of 1 host:\n  HOST: why" in mpirun's
+// text. `host` is "" when its error names none.
+struct RshFailure {
+  std::string host;
+  std::string why;
+};
+std::optional<RshFailure> rsh_failure(std::string_view mpirun_text);
+
 } // namespace ddl::mpirun

@@ -44,11 +44,13 @@ Result<void> set_options(ssh_session session, const SshSection& options, const H
   // The name as written: the config's Host blocks match it (an alias keeps
   // its User, Port, ProxyJump), and its HostName is what address holds.
   if (auto r = set(SSH_OPTIONS_HOST, host.name.c_str(), "host"); !r) return r;
-  if (!options.user.empty()) {
-    if (auto r = set(SSH_OPTIONS_USER, options.user.c_str(), "user"); !r) return r;
+  // A login in the host list ("ml@gpu-a:2222:8") wins over [ssh] user and port.
+  const std::string& user = host.user.empty() ? options.user : host.user;
+  if (!user.empty()) {
+    if (auto r = set(SSH_OPTIONS_USER, user.c_str(), "user"); !r) return r;
   }
-  if (options.port) {
-    unsigned int port = static_cast<unsigned int>(*options.port);
+  if (auto chosen = host.port ? host.port : options.port) {
+    unsigned int port = static_cast<unsigned int>(*chosen);
     if (auto r = set(SSH_OPTIONS_PORT, &port, "port"); !r) return r;
   }
   long seconds = static_cast<long>(options.connect_timeout.count() / 1000);

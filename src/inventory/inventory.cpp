@@ -2,7 +2,7 @@
 // discover_hosts: the one host source of a job, or this machine alone.
 #include <cstdlib>
 #include <fmt/core.h>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "src/inventory/inventory.hpp"
 #include "src/util/file.hpp"
@@ -13,12 +13,32 @@ namespace ddl {
 namespace {
 
 Host host_from(const HostSpec& spec, int default_slots, const char* source) {
-  return Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, source};
+  return Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, source, spec.user, spec.port};
+}
+
+// A host listed again, as mpirun reads "-H a,a,b": its slots add up. Refused
+// where that would be a guess: another login, or slots that are its GPUs.
+Result<void> add_repeated_host(Host& first, const Host& again, const JobSpec& job) {
+  if (first.user != again.user || first.port != again.port) {
+    return fail(ExitCode::usage, fmt::format("host '{}' is listed twice with different logins ({} and {})",
+                                             first.name, login_address(first), login_address(again)));
+  }
+  if (job.hosts.slots_from_gpus) {
+    return fail(ExitCode::usage, fmt::format("host '{}' is listed twice; with hosts.slots = \"gpus\" its "
+                                             "slots are its GPUs, so list it once",
+                                             first.name));
+  }
+  if (first.slots + again.slots > k_max_world_size) {
+    return fail(ExitCode::usage, fmt::format("host '{}' is listed with more than {} slots in all", first.name,
+                                             k_max_world_size));
+  }
+  first.slots += again.slots;
+  return {};
 }
 
 Result<Inventory> list_inventory(const JobSpec& job) {
   Inventory inventory;
-  std::unordered_set<std::string> seen;
+  std::unordered_map<std::string, std::size_t> seen;
   for (const auto& item : job.hosts.list) {
     auto specs = expand_hostlist(item);
     if (!specs) {
@@ -28,13 +48,18 @@ Result<Inventory> list_inventory(const JobSpec& job) {
       if (auto why = host_name_problem(spec.name)) {
         return fail(ExitCode::usage, fmt::format("bad host name '{}': {}", spec.name, *why));
       }
-      if (!seen.insert(spec.name).second) {
-        return fail(ExitCode::usage, fmt::format("host '{}' is listed twice", spec.name));
+      Host host = host_from(spec, job.hosts.slots.value_or(1), "list");
+      if (auto known = seen.find(spec.name); known != seen.end()) {
+        if (auto added = add_repeated_host(inventory[known->second], host, job); !added) {
+          return fail(added.error());
+        }
+        continue;
       }
+      seen.emplace(spec.name, inventory.size());
       if (inventory.size() == k_max_hosts) {
         return fail(ExitCode::usage, fmt::format("more than {} hosts", k_max_hosts));
       }
-      inventory.push_back(host_from(spec, job.hosts.slots.value_or(1), "list"));
+      inventory.push_back(std::move(host));
     }
   }
   return inventory;
@@ -78,6 +103,15 @@ Inventory local_inventory(const JobSpec& job) {
 }
 
 } // namespace
+
+std::string login_address(const Host& host) {
+  std::string address = host.address;
+  if (host.port) {
+    address = (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" +
+              std::to_string(*host.port);
+  }
+  return host.user.empty() ? address : host.user + "@" + address;
+}
 
 bool inside_slurm_allocation() {
   const char* job_id = std::getenv("SLURM_JOB_ID");

@@ -18,7 +18,13 @@ struct Host {
   int slots = 1;
   std::vector<int> gpus; // GPU indices known for this host (may be empty)
   std::string source;    // "list", "hostfile", "slurm", "script", "local", "kubernetes"
+  std::string user{};       // "user@host" in a list: the ssh login ("" = [ssh] user)
+  std::optional<int> port{};  // "host:port:slots" in a list: the ssh port
 };
+
+// "ml@10.0.0.5:2222" (brackets around an IPv6 address with a port), or the
+// address alone when the host names no user and no port.
+std::string login_address(const Host& host);
 
 using Inventory = std::vector<Host>;
 
@@ -26,6 +32,12 @@ using Inventory = std::vector<Host>;
 // Hostfiles: OpenMPI/DeepSpeed ("host slots=N", "#" comments) and MPICH
 // ("host:N"). Errors name `origin`:LINE. Duplicate hosts are an error.
 Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, const std::string& origin);
+
+// --include / --exclude (HostsSection::include, exclude) applied: DeepSpeed's
+// rules. A host named with slots keeps (include) or loses (exclude) those
+// slot ids, which become its GPUs; one named alone is kept or dropped whole.
+// A name or slot the hosts lack, or no host left, is a usage error.
+Result<Inventory> filter_hosts(Inventory hosts, const HostsSection& section);
 
 // "2(x3),1" -> {2,2,2,1}.
 Result<std::vector<int>> parse_slurm_tasks_per_node(std::string_view text);

@@ -131,7 +131,7 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
     std::string_view inside = item.substr(1, close - 1);
     if (inside.find(':') != item.npos) {
       std::string_view rest = item.substr(close + 1);
-      HostSpec host{std::string(inside), std::nullopt};
+      HostSpec host{std::string(inside), std::nullopt, {}, {}};
       if (!rest.empty() && rest[0] != ':') {
         return bad(fmt::format("unexpected {} after ']' in {}", show(rest), show(item)));
       }
@@ -156,7 +156,7 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
       return bad(fmt::format("bad host {}: write an IPv6 address with slots as [ADDRESS]:SLOTS",
                              show(item)));
     }
-    return std::vector<HostSpec>{HostSpec{std::string(item), std::nullopt}};
+    return std::vector<HostSpec>{HostSpec{std::string(item), std::nullopt, {}, {}}};
   }
   if (colon != item.npos) {
     pattern = item.substr(0, colon);
@@ -176,7 +176,75 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
   std::vector<HostSpec> hosts;
   hosts.reserve(names->size());
   for (std::string& name : *names) {
-    hosts.push_back(HostSpec{std::move(name), slots});
+    hosts.push_back(HostSpec{std::move(name), slots, {}, {}});
+  }
+  return hosts;
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == text.npos;
+}
+
+// A login name as ssh takes it: no '-' first, nothing a shell or ssh reads.
+std::optional<std::string> user_problem(std::string_view user) {
+  if (user.empty()) {
+    return "an empty user before '@'";
+  }
+  if (user.starts_with('-')) {
+    return "a user that starts with '-'";
+  }
+  if (user.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != user.npos) {
+    return "a user with other than letters, digits, '.', '_' and '-'";
+  }
+  return std::nullopt;
+}
+
+// The login parts of an item, pdsh's "user@" and ssh's port: "ml@gpu-a:2222:8"
+// -> user "ml", port 2222, and "gpu-a:8" left for expand_item. A port is
+// only ever the first of two numbers after the name, so "gpu-a:8" stays 8
+// slots; exactly two colons without "::" is never an IPv6 address.
+Result<std::string> split_login(std::string_view item, HostSpec& login) {
+  if (std::size_t at = item.find('@'); at != item.npos) {
+    if (auto problem = user_problem(item.substr(0, at))) {
+      return bad(fmt::format("{} in {}", *problem, show(item)));
+    }
+    login.user = std::string(item.substr(0, at));
+    item = item.substr(at + 1);
+  }
+  const bool bracketed = item.starts_with('[');
+  std::size_t name_end = bracketed ? item.find(']') : item.find(':');
+  if (name_end == item.npos) {
+    return std::string(item);
+  }
+  name_end += bracketed ? 1 : 0;
+  std::string_view tail = item.substr(name_end);  // ":port:slots" when a port is given
+  std::size_t second = tail.find(':', 1);
+  if (!tail.starts_with(':') || second == tail.npos || !all_digits(tail.substr(1, second - 1)) ||
+      !all_digits(tail.substr(second + 1))) {
+    return std::string(item);
+  }
+  auto port = number(tail.substr(1, second - 1));
+  if (!port || *port < 1 || *port > 65535) {
+    return bad(fmt::format("bad port {} in {}: 1 to 65535", show(tail.substr(1, second - 1)), show(item)));
+  }
+  login.port = static_cast<int>(*port);
+  return std::string(item.substr(0, name_end)) + std::string(tail.substr(second));
+}
+
+// An item with its login parts (split_login), then expanded.
+Result<std::vector<HostSpec>> expand_login_item(std::string_view item) {
+  HostSpec login;
+  auto rest = split_login(item, login);
+  if (!rest) {
+    return fail(rest.error());
+  }
+  auto hosts = expand_item(*rest);
+  if (!hosts) {
+    return fail(hosts.error());
+  }
+  for (HostSpec& host : *hosts) {
+    host.user = login.user;
+    host.port = login.port;
   }
   return hosts;
 }
@@ -206,7 +274,7 @@ Result<std::vector<HostSpec>> expand_hostlist(std::string_view text) {
     if (item.empty()) {
       return bad(fmt::format("empty host in {}", show(text)));
     }
-    auto expanded = expand_item(item);
+    auto expanded = expand_login_item(item);
     if (!expanded) {
       return fail(expanded.error());
     }

@@ -34,6 +34,8 @@ struct HostsSection {
   Millis discovery_timeout{60'000};
   std::optional<int> slots;       // per host when the spec has none
   bool slots_from_gpus = false;   // slots = "gpus": probe each host
+  std::string include;            // --include "host1:0,1@host2" (DeepSpeed's form)
+  std::string exclude;            // --exclude, the same form
 };
 
 struct LaunchSection {
@@ -117,6 +119,8 @@ struct Overrides {
   bool slurm = false;                      // --slurm: the Slurm allocation
   std::optional<std::string> backend;      // validated like the file's key
   std::optional<int> np;
+  std::optional<std::string> include;      // --include host1:0,1@host2
+  std::optional<std::string> exclude;      // --exclude
   std::optional<std::string> timeout;      // duration text
   std::optional<int> max_restarts;
   std::optional<std::string> log_dir;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <tuple>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include "src/job/host_filter.hpp"
 #include "src/job/job_reader.hpp"
 
 namespace ddl::job_detail {
@@ -203,6 +205,24 @@ void apply_host_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places
   places = SourcePlaces{};
 }
 
+// --include / --exclude: checked here, applied to the hosts once they are known.
+void apply_filter_overrides(const Overrides& o, JobSpec& job, Diagnostics& diag) {
+  if (o.include && o.exclude) {
+    diag.option("--exclude: cannot be combined with --include");
+  }
+  for (const auto& [flag, text, out] : {std::tuple{"--include", &o.include, &job.hosts.include},
+                                        std::tuple{"--exclude", &o.exclude, &job.hosts.exclude}}) {
+    if (!*text) {
+      continue;
+    }
+    if (auto parsed = parse_host_filter(**text); !parsed) {
+      diag.option(fmt::format("{}: {}", flag, parsed.error().message));
+    } else {
+      *out = **text;
+    }
+  }
+}
+
 void apply_env_override(const std::string& assignment, JobSpec& job, Diagnostics& diag) {
   std::size_t equals = assignment.find('=');
   if (equals == std::string::npos) {
@@ -229,6 +249,7 @@ void apply_env_override(const std::string& assignment, JobSpec& job, Diagnostics
 
 void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Diagnostics& diag) {
   apply_host_overrides(o, job, places, diag);
+  apply_filter_overrides(o, job, diag);
   if (o.backend) {
     if (auto kind = parse_backend(*o.backend)) {
       job.launch.backend = *kind;

@@ -56,7 +56,7 @@ check_command() {
   [[ $top == run || $top == hosts || $top == bench || $top == render ]] &&
     zsh_text+=$'\n'$(awk '/^_ddl_common_args=\(/ { on = 1 } on { print } on && /^\)/ { exit }' "$comp/_ddl")
   for opt in $(options_of $path); do
-    if [[ $opt != -h && $opt != --help ]] && ! has_word "$man_text" "$opt"; then
+    if ! has_word "$man_text" "$opt"; then
       problems+=("man/ddl.1: 'ddl $path' lacks $opt")
     fi
     grep -qxF -- "$opt" <<<"$bash_opts" || problems+=("completions/ddl.bash: 'ddl $path -<TAB>' lacks $opt")

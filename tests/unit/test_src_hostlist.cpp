@@ -49,8 +49,11 @@ TEST_CASE("hostlist IPv6", "[hostlist]") {
   CHECK(expand("fe80::1") == "fe80::1");
   CHECK(expand("::1") == "::1");
   CHECK(expand("fe80::1%eth0") == "fe80::1%eth0");
-  CHECK(expand("node:2:3") == "error: bad host 'node:2:3': write an IPv6 address with slots as "
-                           "[ADDRESS]:SLOTS");
+  // Two numbers after a name: a port, then the slots (see "hostlist logins").
+  CHECK(expand("node:2:3") == "node:3");
+  CHECK(expand("node-a:2:3") == "node-a:3");
+  CHECK(expand("node-a:2:3:4") == "error: bad host 'node-a:2:3:4': write an IPv6 address with slots as "
+                               "[ADDRESS]:SLOTS");
   CHECK(expand("[fe80::1]x") == "error: unexpected 'x' after ']' in '[fe80::1]x'");
   CHECK(expand("[fe80::1]:0") == "error: bad slot count '0' in '[fe80::1]:0'");
 }
@@ -94,4 +97,39 @@ TEST_CASE("hostlist limits", "[hostlist]") {
 TEST_CASE("hostlist slot counts above ddl's limit are refused", "[hostlist]") {
   CHECK(expand("a:1000000").starts_with("a"));
   CHECK(expand("a:100000000") == "error: slot count '100000000' in 'a:100000000' is above ddl's limit of 1000000");
+}
+
+namespace {
+
+// "user@name:port:slots" per host, the parts it has; or the error message.
+std::string logins(std::string_view text) {
+  auto hosts = ddl::expand_hostlist(text);
+  if (!hosts) {
+    return "error: " + hosts.error().message;
+  }
+  std::string out;
+  for (const auto& host : *hosts) {
+    out += (out.empty() ? "" : " ") + (host.user.empty() ? "" : host.user + "@") + host.name;
+    out += host.port ? ":" + std::to_string(*host.port) : "";
+    out += host.slots ? ":" + std::to_string(*host.slots) : "";
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("hostlist logins", "[hostlist]") {
+  CHECK(logins("ml@a") == "ml@a");
+  CHECK(logins("ml@a:4") == "ml@a:4");
+  CHECK(logins("a:2222:4") == "a:2222:4");
+  CHECK(logins("ml@node[1-2]:2222:8,b") == "ml@node1:2222:8 ml@node2:2222:8 b");
+  CHECK(logins("op@[fe80::1]:22:1") == "op@fe80::1:22:1");
+  CHECK(logins("[fe80::1]:2") == "fe80::1:2");
+  CHECK(logins("fe80::1:2") == "fe80::1:2");  // an IPv6 address ("::"), no port
+  CHECK(logins("a.b_c-d@h") == "a.b_c-d@h");
+  CHECK(logins("a:0:2") == "error: bad port '0' in 'a:0:2': 1 to 65535");
+  CHECK(logins("a:65536:2") == "error: bad port '65536' in 'a:65536:2': 1 to 65535");
+  CHECK(logins("@a") == "error: an empty user before '@' in '@a'");
+  CHECK(logins("-o@a") == "error: a user that starts with '-' in '-o@a'");
+  CHECK(logins("m;l@a") == "error: a user with other than letters, digits, '.', '_' and '-' in 'm;l@a'");
 }

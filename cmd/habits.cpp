@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+// Other launchers' habits on ddl's command line; see cmd/habits.hpp.
+#include "cmd/habits.hpp"
+
+#include <array>
+#include <filesystem>
+#include <set>
+#include <string_view>
+
+#include <fmt/core.h>
+
+#include "src/util/text.hpp"
+
+namespace ddl::cmd {
+
+namespace {
+
+// A spelling of another launcher with ddl's meaning: renamed.
+struct Rename {
+  std::string_view word;
+  std::string_view ddl;
+};
+
+constexpr std::array k_renames = {
+    Rename{"-np", "--np"},          Rename{"--num-proc", "--np"},       Rename{"-n", "--np"},
+    Rename{"--host", "--hosts"},    Rename{"-host", "--hosts"},         Rename{"-hostfile", "--hostfile"},
+    Rename{"--machinefile", "--hostfile"}, Rename{"-machinefile", "--hostfile"},
+    Rename{"-i", "--include"},      Rename{"-e", "--exclude"},
+};
+
+// A spelling whose meaning ddl has in another form: refused, with that form.
+struct Refusal {
+  std::string_view word;
+  std::string_view launcher;
+  std::string_view answer;
+};
+
+constexpr std::string_view k_per_node =
+    "ranks per host; ddl takes them as slots in the host list: -H HOST:N,HOST:N "
+    "(this machine alone: --np N)";
+constexpr std::string_view k_node_count =
+    "node count; ddl starts every node from one host list: -H HOST:N,HOST:N or --hostfile FILE";
+constexpr std::string_view k_node_rank =
+    "node rank; ddl starts and numbers every node itself (DDL_NODE_RANK, GROUP_RANK): run it once, "
+    "with every host in -H or --hostfile";
+constexpr std::string_view k_master_port =
+    "master port; ddl takes it from [torch] master_port in the job file (0 = a free port)";
+constexpr std::string_view k_master_addr =
+    "master address; ddl sets MASTER_ADDR to rank 0's host address: list that host first in -H";
+constexpr std::string_view k_rendezvous =
+    "rendezvous; ddl runs its own ([rendezvous] address, port and timeout in the job file)";
+
+constexpr std::array k_refusals = {
+    Refusal{"--nproc-per-node", "torchrun's", k_per_node},   Refusal{"--nproc_per_node", "torchrun's", k_per_node},
+    Refusal{"--num_gpus", "DeepSpeed's", k_per_node},        Refusal{"--num-gpus", "DeepSpeed's", k_per_node},
+    Refusal{"--nnodes", "torchrun's", k_node_count},         Refusal{"--num_nodes", "DeepSpeed's", k_node_count},
+    Refusal{"--num-nodes", "DeepSpeed's", k_node_count},     Refusal{"--node-rank", "torchrun's", k_node_rank},
+    Refusal{"--node_rank", "torchrun's", k_node_rank},       Refusal{"--master-port", "torchrun's", k_master_port},
+    Refusal{"--master_port", "torchrun's", k_master_port},   Refusal{"--master-addr", "torchrun's", k_master_addr},
+    Refusal{"--master_addr", "torchrun's", k_master_addr},   Refusal{"--rdzv-endpoint", "torchrun's", k_rendezvous},
+    Refusal{"--rdzv_endpoint", "torchrun's", k_rendezvous},  Refusal{"--rdzv-backend", "torchrun's", k_rendezvous},
+    Refusal{"--rdzv_backend", "torchrun's", k_rendezvous},
+};
+
+// The subcommands whose leftover words check_leftover_words answers.
+std::set<const CLI::App*>& answered_subcommands() {
+  static std::set<const CLI::App*> subs;
+  return subs;
+}
+
+// Subcommands whose "--" words become the ranks' command.
+bool takes_command(const CLI::App& sub) { return sub.get_name() == "run" || sub.get_name() == "sweep"; }
+
+// The subcommand that args (args[0] onward) name, nested ones included, or
+// nullptr; `words` is set to how many words name it.
+const CLI::App* named_subcommand(const CLI::App& app, const std::vector<std::string>& args, std::size_t& words) {
+  const CLI::App* current = &app;
+  words = 0;
+  while (words < args.size()) {
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : current->get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == args[words]) {
+        next = sub;
+      }
+    }
+    if (next == nullptr) {
+      break;
+    }
+    current = next;
+    ++words;
+  }
+  return current == &app ? nullptr : current;
+}
+
+// The deepest subcommand chosen by the parse, or nullptr.
+const CLI::App* chosen_subcommand(const CLI::App& app) {
+  const CLI::App* current = nullptr;
+  for (const CLI::App* next = &app; next != nullptr;) {
+    auto chosen = next->get_subcommands();
+    current = next == &app ? current : next;
+    next = chosen.empty() ? nullptr : chosen.front();
+  }
+  return current;
+}
+
+std::vector<std::string> option_names(const CLI::App& sub) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : sub.get_options()) {
+    for (const std::string& name : option->get_lnames()) {
+      names.push_back("--" + name);
+    }
+    for (const std::string& name : option->get_snames()) {
+      names.push_back("-" + name);
+    }
+  }
+  return names;
+}
+
+std::string command_path(const CLI::App& sub) {
+  std::string path = sub.get_name();
+  for (const CLI::App* parent = sub.get_parent(); parent != nullptr && parent->get_parent() != nullptr;
+       parent = parent->get_parent()) {
+    path = parent->get_name() + " " + path;
+  }
+  return path;
+}
+
+Unexpected unknown_option(const CLI::App& sub, const std::string& word) {
+  const std::string name = word.substr(0, word.find('='));
+  const std::string hint = did_you_mean(name, option_names(sub));
+  return fail(ExitCode::usage, fmt::format("unknown option '{}' for 'ddl {}'{}", name, command_path(sub),
+                                           hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) {
+    out += (out.empty() ? "" : " ") + word;
+  }
+  return out;
+}
+
+// A JOB word that names no job file: no such path and no .toml ending.
+bool names_no_job_file(const std::string& word) {
+  std::error_code ec;
+  return !word.empty() && !word.ends_with(".toml") && !std::filesystem::exists(word, ec);
+}
+
+Unexpected command_without_dashes(const CLI::App& sub, const std::vector<std::string>& command,
+                                  const std::string& first_stray) {
+  return fail(ExitCode::usage,
+              fmt::format("unexpected argument '{}': to run a command, put it after '--': ddl {} [JOB] [options] -- {}",
+                          first_stray, command_path(sub), joined(command)));
+}
+
+} // namespace
+
+Result<void> translate_habits(const CLI::App& app, std::vector<std::string>& args) {
+  std::size_t first = 0;
+  const CLI::App* sub = named_subcommand(app, args, first);
+  if (sub == nullptr || sub->get_option_no_throw("--np") == nullptr) {
+    return {};
+  }
+  for (std::size_t i = first; i < args.size(); ++i) {
+    const std::string word = args[i].substr(0, args[i].find('='));
+    const std::string value = args[i].substr(word.size());
+    for (const Refusal& refusal : k_refusals) {
+      if (word == refusal.word) {
+        return fail(ExitCode::usage, fmt::format("{} is {} {}", word, refusal.launcher, refusal.answer));
+      }
+    }
+    for (const Rename& rename : k_renames) {
+      if (word == rename.word && sub->get_option_no_throw(word) == nullptr) {
+        args[i] = std::string(rename.ddl) + value;
+      }
+    }
+  }
+  return {};
+}
+
+void keep_leftover_words(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    // A command that takes any words itself (rsh: orted's) keeps them.
+    if (!sub->get_allow_extras()) {
+      sub->allow_extras();
+      answered_subcommands().insert(sub);
+    }
+    keep_leftover_words(*sub);
+  }
+}
+
+Result<void> check_leftover_words(const CLI::App& app) {
+  const CLI::App* sub = chosen_subcommand(app);
+  if (sub == nullptr || !answered_subcommands().contains(sub)) {
+    return {};
+  }
+  const std::vector<std::string> leftover = sub->remaining();
+  for (const std::string& word : leftover) {
+    if (word.size() > 1 && word.starts_with('-')) {
+      return unknown_option(*sub, word);
+    }
+  }
+  const CLI::Option* job = sub->get_option_no_throw("job");
+  const std::string job_word = job != nullptr && job->count() > 0 ? job->as<std::string>() : "";
+  if (leftover.empty()) {
+    if (takes_command(*sub) && names_no_job_file(job_word)) {
+      return fail(ExitCode::usage,
+                  fmt::format("no job file '{}': to run a command, put it after '--': ddl {} [options] -- {}",
+                              job_word, command_path(*sub), job_word));
+    }
+    return {};
+  }
+  if (!takes_command(*sub)) {
+    return fail(ExitCode::usage, fmt::format("unexpected argument '{}': 'ddl {}' takes one JOB file",
+                                             leftover.front(), command_path(*sub)));
+  }
+  std::vector<std::string> command = leftover;
+  if (names_no_job_file(job_word)) {
+    command.insert(command.begin(), job_word);
+  }
+  return command_without_dashes(*sub, command, leftover.front());
+}
+
+} // namespace ddl::cmd
