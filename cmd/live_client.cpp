@@ -7,6 +7,7 @@
 #include <regex>
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -45,8 +46,8 @@ std::optional<Json> ask_info(const std::string& socket) {
 } // namespace
 
 Result<std::vector<LiveJob>> running_jobs() {
-  std::error_code missing;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(runtime_dir_path(), missing))) {
+  struct stat folder {};
+  if (::lstat(runtime_dir_path().c_str(), &folder) != 0 && errno == ENOENT) {
     return std::vector<LiveJob>{};  // no job ever ran here
   }
   auto dir = runtime_dir(false);
