@@ -51,6 +51,8 @@ void add_bench(CLI::App& app, Command& selected);
 void add_completions(CLI::App& app, Command& selected);
 void add_hosts(CLI::App& app, Command& selected);
 void add_init(CLI::App& app, Command& selected);
+// ps, logs, stop and signal (cmd/live.cpp).
+void add_live(CLI::App& app, Command& selected);
 void add_render(CLI::App& app, Command& selected);
 void add_rsh(CLI::App& app, Command& selected);
 void add_run(CLI::App& app, Command& selected);

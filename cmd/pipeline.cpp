@@ -12,6 +12,7 @@
 #include "backends/registry.hpp"
 #include "cmd/verbose.hpp"
 #include "rendezvous/launcher.hpp"
+#include "src/launch/live_server.hpp"
 #include "src/launch/supervisor.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/file.hpp"
@@ -123,8 +124,31 @@ Inventory routable_addresses(Inventory hosts, bool ranks_are_local) {
   return hosts;
 }
 
-} // namespace
+// The job's control socket (ddl ps, logs, stop, signal); none, with a
+// warning, when the runtime folder is unsafe: the job itself still runs.
+std::unique_ptr<LiveServer> start_live(const JobSpec& job, const PlannedJob& planned) {
+  LiveJobInfo info{job.name, planned.plan.world_size, {}, std::string(planned.backend->name()), job.log_dir};
+  for (const Host& host : planned.plan.hosts) {
+    info.hosts.push_back(host.name);
+  }
+  auto server = LiveServer::start(std::move(info));
+  if (!server) {
+    spdlog::warn("no ddl ps/logs/stop/signal for this job: {}", server.error().message);
+    return nullptr;
+  }
+  return std::move(*server);
+}
 
+// What the supervisor tells the control socket, and what it asks back.
+void attach_live(LiveServer& live, SupervisorOptions& supervisor) {
+  supervisor.output.tap = [&live](int rank, Stream stream, std::string_view text, LineEnd end) {
+    live.line(rank, stream, text, end);
+  };
+  supervisor.on_state = [&live](std::string_view state, int attempt) { live.set_state(state, attempt); };
+  supervisor.rank_signals = &live.rank_signals();
+}
+
+} // namespace
 
 std::string rank0_address(const Plan& plan) {
   return plan.hosts.at(plan.ranks.empty() ? 0 : plan.ranks.front().host_index).address;
@@ -248,6 +272,10 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   supervisor.output = options.output;
   supervisor.output.secrets = {ctx.token};  // never printed, logged or sent as an event
   supervisor.watchdog = [&] { return (*rendezvous)->overdue(); };
+  auto live = options.live ? start_live(job, planned) : nullptr;
+  if (live) {
+    attach_live(*live, supervisor);
+  }
   const RankPlace place = rank_place(backend);
   auto build = [&](int attempt) -> Result<std::vector<RankLaunch>> {
     (*rendezvous)->begin_attempt(attempt);
@@ -259,6 +287,9 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   };
   auto code = supervise(backend, plan, build, supervisor);
   backend.shutdown();
+  if (live) {
+    live->finished(code ? *code : to_int(code.error().code));
+  }
   if (after_ranks) {
     after_ranks((*rendezvous)->server());
   }

@@ -64,6 +64,7 @@ RankPlace rank_place(const Backend& backend);
 struct LaunchOptions {
   OutputOptions output;
   int max_restarts = 0;
+  bool live = true;  // a control socket for ddl ps, logs, stop and signal
 };
 
 // Called once the ranks are gone, while the rendezvous still holds what they

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "cmd/pipeline.hpp"
 #include "src/render/launches.hpp"
 #include "src/render/render.hpp"
+#include "src/util/line_prefix.hpp"
 
 extern char** environ;
 
@@ -42,6 +44,41 @@ int print_dry_run(const JobSpec& job, const PlannedJob& planned, bool json) {
   return 0;
 }
 
+// The line prefix: --prefix or job.prefix, else torchrun's
+// TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE from ddl's environment, else "[{rank}] ".
+LinePrefix line_prefix_for(const JobSpec& job) {
+  std::string problem;
+  if (!job.prefix.empty()) {
+    return LinePrefix::parse(job.prefix, problem).value_or(LinePrefix::standard());  // checked at load
+  }
+  if (const char* torch = std::getenv("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"); torch != nullptr && *torch != 0) {
+    return LinePrefix::parse(from_torch_template(torch), problem).value_or(LinePrefix::standard());
+  }
+  return LinePrefix::standard();
+}
+
+// How rank output is shown and logged; the rules that need the plan.
+Result<OutputOptions> output_options(const JobSpec& job, const Plan& plan, bool json) {
+  if (job.output_ranks.highest() >= plan.world_size) {
+    return fail(ExitCode::usage, fmt::format("--output-ranks: rank {} is not in this job of {} rank{} (0-{})",
+                                             job.output_ranks.highest(), plan.world_size,
+                                             plan.world_size == 1 ? "" : "s", plan.world_size - 1));
+  }
+  if (job.fold && json) {
+    return fail(ExitCode::usage, "--fold: does not go with --json (output events are per line)");
+  }
+  OutputOptions output;
+  output.json = json;
+  output.log_dir = job.log_dir;
+  output.strict_logs = job.strict_logs;
+  output.split_logs = job.split_logs;
+  output.prefix = line_prefix_for(job);
+  output.timestamps = job.timestamps;
+  output.output_ranks = job.output_ranks;
+  output.fold = job.fold;
+  return output;
+}
+
 Result<int> run_job(const RunOptions& opts) {
   auto job = load_job_for(opts.common, JobClock::starts);
   if (!job) {
@@ -57,10 +94,12 @@ Result<int> run_job(const RunOptions& opts) {
   if (opts.dry_run) {
     return print_dry_run(*job, *planned, opts.common.json);
   }
+  auto output = output_options(*job, planned->plan, opts.common.json);
+  if (!output) {
+    return fail(output.error());
+  }
   LaunchOptions launch;
-  launch.output.json = opts.common.json;
-  launch.output.log_dir = job->log_dir;
-  launch.output.strict_logs = job->strict_logs;
+  launch.output = std::move(*output);
   launch.max_restarts = job->max_restarts;
   return launch_job(*job, *planned, launch);
 }
@@ -78,6 +117,15 @@ void add_run(CLI::App& app, Command& selected) {
   sub->add_option("--log-dir", opts->common.overrides.log_dir, "Also write DIR/rank-R.attempt-A.log per rank");
   sub->add_flag("--strict-logs", opts->common.overrides.strict_logs,
                 "Exit 3 when a rank log cannot be written (a full disk); else a warning");
+  sub->add_option("--output-ranks", opts->common.overrides.output_ranks,
+                  "Show only these ranks' output, e.g. 0,3-4 (the others go only to --log-dir)");
+  sub->add_option("--prefix", opts->common.overrides.prefix,
+                  "Prefix of each rank line: {rank} {host} {local_rank} {attempt} {partial}; default \"[{rank}{partial}] \"");
+  sub->add_flag("--timestamps", opts->common.overrides.timestamps, "Print a UTC time before each rank line");
+  sub->add_flag("--split-logs", opts->common.overrides.split_logs,
+                "With --log-dir: stdout and stderr in separate files (rank-R.attempt-A.stdout.log, .stderr.log)");
+  sub->add_flag("--fold", opts->common.overrides.fold,
+                "Print each rank's whole output once at the end, identical ones together (like dshbak -c)");
   sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank (repeatable)")
       ->allow_extra_args(false);
   sub->footer("Everything after -- is the command (replaces job.command).");

@@ -3,14 +3,21 @@
 # Installed as share/bash-completion/completions/ddl; `ddl completions bash`
 # prints this very file. Load it by hand with: source <(ddl completions bash)
 
-_ddl_commands='run hosts bench render init completions'
+_ddl_commands='run hosts bench render init completions ps logs stop signal'
 _ddl_common_opts='-H --hosts --hostfile --slurm --include --exclude --backend --np --json -v --verbose -q --quiet -h --help'
-_ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir --strict-logs -x --env"
+_ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir --strict-logs
+  --output-ranks --prefix --timestamps --split-logs --fold -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
 _ddl_bench_opts="$_ddl_common_opts -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes
   -n --iters -w --warmup_iters -c --check -d --datatype -o --op -J --output_file --transport --streams"
 _ddl_render_opts="$_ddl_common_opts --format --rank"
 _ddl_init_opts='-t --template -f --force -h --help'
+_ddl_live_opts='-h --help'
+_ddl_logs_opts='-f --follow --rank -h --help'
+_ddl_signals='USR1 USR2 CONT TSTP STOP INT TERM HUP KILL'
+
+# The ids and names of the running jobs, for ddl logs/stop/signal.
+_ddl_jobs() { ddl ps 2>/dev/null | awk 'NR > 1 { print $1; print $2 }'; }
 
 # Completes the value of option $1 of subcommand $2; returns 1 when $1 takes none.
 _ddl_option_value() {
@@ -19,7 +26,8 @@ _ddl_option_value() {
         *:--backend) COMPREPLY=($(compgen -W 'auto local ssh kubernetes mpirun slurm' -- "$cur")) ;;
         *:--hostfile | bench:-J | bench:--output_file) _ddl_files "$cur" ;;
         *:-H | *:--hosts) COMPREPLY=($(compgen -A hostname -- "$cur")) ;;
-        *:--include | *:--exclude | *:--np | run:--timeout | run:--max-restarts | render:--rank) ;;
+        *:--include | *:--exclude | *:--np | run:--timeout | run:--max-restarts | render:--rank | logs:--rank) ;;
+        run:--output-ranks | run:--prefix) ;;
         run:--log-dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")) ;;
         run:-x | run:--env) compopt -o nospace 2>/dev/null; COMPREPLY=($(compgen -e -S = -- "$cur")) ;;
         render:--format)
@@ -109,6 +117,18 @@ _ddl() {
         bench) opts=$_ddl_bench_opts ;;
         render) opts=$_ddl_render_opts ;;
         init) opts=$_ddl_init_opts ;;
+        ps) opts='--json -h --help' ;;
+        logs | stop | signal)
+            if [[ $cur == -* ]]; then
+                [[ $cmd == logs ]] && opts=$_ddl_logs_opts || opts=$_ddl_live_opts
+                COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+            elif [[ $cmd == signal && $prev != signal ]]; then
+                COMPREPLY=($(compgen -W "$_ddl_signals" -- "$cur"))
+            else
+                COMPREPLY=($(compgen -W "$(_ddl_jobs)" -- "$cur"))
+            fi
+            return 0
+            ;;
         completions)
             [[ $cur == -* ]] && opts='-h --help' || opts='bash zsh fish'
             COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -3,14 +3,14 @@
 # `ddl completions fish` prints this very file. Load it by hand with:
 #   ddl completions fish | source
 
-set -l ddl_commands run hosts bench render init completions
+set -l ddl_commands run hosts bench render init completions ps logs stop signal
 set -l ddl_with_common run hosts bench render
 
 function __ddl_no_command
     set -l words (commandline -opc)
     for word in $words[2..-1]
         switch $word
-            case run hosts bench render init completions
+            case run hosts bench render init completions ps logs stop signal
                 return 1
         end
     end
@@ -35,6 +35,10 @@ complete -c ddl -n __ddl_no_command -a bench -d 'Run the built-in allreduce benc
 complete -c ddl -n __ddl_no_command -a render -d 'Print the plan, env, TF_CONFIG or hostfiles'
 complete -c ddl -n __ddl_no_command -a init -d 'Write a starter job file'
 complete -c ddl -n __ddl_no_command -a completions -d 'Print a shell completion script'
+complete -c ddl -n __ddl_no_command -a ps -d 'List your running jobs on this machine'
+complete -c ddl -n __ddl_no_command -a logs -d "Print a running job's recent output"
+complete -c ddl -n __ddl_no_command -a stop -d 'Stop a running job as Ctrl-C would'
+complete -c ddl -n __ddl_no_command -a signal -d "Send a signal to a running job's ranks"
 
 # Options shared by run, hosts, bench and render; the JOB file is a positional.
 set -l common "__fish_seen_subcommand_from $ddl_with_common; and not __ddl_after_dashdash"
@@ -58,6 +62,11 @@ complete -c ddl -n "$run" -l timeout -x -d 'Stop the job after this duration (30
 complete -c ddl -n "$run" -l max-restarts -x -d 'Restart the gang up to N times'
 complete -c ddl -n "$run" -l log-dir -x -a '(__fish_complete_directories)' -d 'One file per rank and attempt'
 complete -c ddl -n "$run" -l strict-logs -d 'Exit 3 when a rank log cannot be written'
+complete -c ddl -n "$run" -l output-ranks -x -d 'Show only these ranks, e.g. 0,3-4'
+complete -c ddl -n "$run" -l prefix -x -d 'Rank line prefix: {rank} {host} {local_rank} {attempt} {partial}'
+complete -c ddl -n "$run" -l timestamps -d 'A UTC time before each rank line'
+complete -c ddl -n "$run" -l split-logs -d 'stdout and stderr in separate rank logs'
+complete -c ddl -n "$run" -l fold -d 'Identical whole outputs once, like dshbak -c'
 complete -c ddl -n "$run" -s x -l env -x -a '(set -n | string replace -r \'$\' =)' -d 'Set K=V for every rank'
 complete -c ddl -n "__fish_seen_subcommand_from run; and __ddl_after_dashdash" -a '(__fish_complete_subcommand --fcs-skip=2)'
 
@@ -91,3 +100,10 @@ complete -c ddl -n '__fish_seen_subcommand_from init' -s f -l force -d 'Overwrit
 
 # completions
 complete -c ddl -n '__fish_seen_subcommand_from completions' -x -a 'bash zsh fish'
+
+# ps, logs, stop, signal: JOB is an id or name from `ddl ps`.
+complete -c ddl -n '__fish_seen_subcommand_from ps' -l json -d 'JSON on stdout'
+complete -c ddl -n '__fish_seen_subcommand_from logs stop signal' -x -a "(ddl ps 2>/dev/null | awk 'NR > 1 { print \$1; print \$2 }')"
+complete -c ddl -n '__fish_seen_subcommand_from logs' -s f -l follow -d 'Follow new lines until the job ends'
+complete -c ddl -n '__fish_seen_subcommand_from logs' -l rank -x -d 'Only this rank'
+complete -c ddl -n '__fish_seen_subcommand_from signal' -x -a 'USR1 USR2 CONT TSTP STOP INT TERM HUP KILL'

@@ -10,6 +10,7 @@
 #include "src/util/duration.hpp"
 #include "src/util/env.hpp"
 #include "src/util/error.hpp"
+#include "src/util/rank_list.hpp"
 #include "src/job/limits.hpp"
 
 namespace ddl {
@@ -101,6 +102,12 @@ struct JobSpec {
   Millis grace{10'000};
   std::string log_dir;
   bool strict_logs = false;       // a failed log write makes ddl exit 3
+  // How rank lines are shown (issue 19; read in job_output.cpp).
+  RankList output_ranks;          // only these ranks on ddl's stdout/stderr; empty: all
+  std::string prefix;             // a LinePrefix template; "": ddl's "[{rank}] "
+  bool timestamps = false;        // a UTC time before each rank line shown
+  bool split_logs = false;        // stdout and stderr in separate rank logs
+  bool fold = false;              // identical whole outputs of ranks shown once (dshbak -c)
 
   HostsSection hosts;
   LaunchSection launch;
@@ -125,6 +132,11 @@ struct Overrides {
   std::optional<int> max_restarts;
   std::optional<std::string> log_dir;
   bool strict_logs = false;                // --strict-logs
+  std::optional<std::string> output_ranks; // --output-ranks
+  std::optional<std::string> prefix;       // --prefix
+  bool timestamps = false;                 // --timestamps
+  bool split_logs = false;                 // --split-logs
+  bool fold = false;                       // --fold
   std::vector<std::string> env;            // -x K=V
   std::vector<std::string> command;        // after --
 };

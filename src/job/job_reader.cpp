@@ -82,7 +82,8 @@ const std::vector<std::string>& section_names() {
 const std::vector<std::string>& section_keys(std::string_view section) {
   static const std::map<std::string, std::vector<std::string>, std::less<>> keys = {
       {"job", {"name", "command", "workdir", "env", "env_pass", "frameworks", "timeout",
-               "max_restarts", "grace", "log_dir", "strict_logs"}},
+               "max_restarts", "grace", "log_dir", "strict_logs", "output_ranks", "prefix", "timestamps",
+               "split_logs", "fold"}},
       {"hosts", {"list", "hostfile", "slurm", "discovery_script", "discovery_timeout", "slots"}},
       {"launch", {"backend", "np", "bind_gpus"}},
       {"ssh", {"user", "port", "identity", "config", "known_hosts", "host_key_check",

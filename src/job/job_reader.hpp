@@ -93,12 +93,19 @@ std::optional<std::string> host_spec_problem(std::string_view spec);
 struct SourcePlaces {
   Position hostfile;
   Position discovery_script;
+  Position split_logs;  // job.split_logs and job.fold, for the rules between keys
+  Position fold;
 };
 
 void read_sections(const toml::table& root, const std::string& origin, JobSpec& job,
                    SourcePlaces& places, Diagnostics& diag);
 void apply_overrides(const Overrides& overrides, JobSpec& job, SourcePlaces& places,
                      Diagnostics& diag);
+// [job]'s output keys (output_ranks, prefix, timestamps, split_logs, fold;
+// job_output.cpp), their options, and the rules between them.
+void read_output_keys(const Section& s, JobSpec& job, SourcePlaces& places);
+void apply_output_overrides(const Overrides& overrides, JobSpec& job, const SourcePlaces& places,
+                            Diagnostics& diag);
 // Checks that the effective hostfile is readable and the discovery script runnable.
 void check_source_files(const JobSpec& job, const SourcePlaces& places, Diagnostics& diag);
 

@@ -141,7 +141,7 @@ void read_string_array(const Section& section, std::string_view key, Accept acce
   }
 }
 
-void read_job(const Section& s, JobSpec& job) {
+void read_job(const Section& s, JobSpec& job, SourcePlaces& places) {
   if (s.read_string("name", job.name) && job.name.empty()) {
     s.diag().at(*s.node("name"), "job.name: must not be empty");
     job.name = "ddl";
@@ -180,6 +180,7 @@ void read_job(const Section& s, JobSpec& job) {
   s.read_duration("grace", job.grace, true);
   s.read_string("log_dir", job.log_dir);
   s.read_bool("strict_logs", job.strict_logs);
+  read_output_keys(s, job, places);
 }
 
 } // namespace
@@ -214,7 +215,7 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   }
   auto table = [&root](std::string_view name) { return root.get_as<toml::table>(name); };
 
-  read_job(Section(table("job"), "job", diag), job);
+  read_job(Section(table("job"), "job", diag), job, places);
   read_hosts(Section(table("hosts"), "hosts", diag), origin, job, places);
 
   Section launch(table("launch"), "launch", diag);

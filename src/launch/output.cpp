@@ -115,6 +115,11 @@ Result<void> Output::begin_attempt(int attempt, int world_size) {
   {
     std::lock_guard lock(mutex_);
     stopping_ = false;
+    attempt_ = attempt;
+    if (options_.fold) {
+      fold_.reset(world_size);
+      fold_pending_ = true;
+    }
   }
   writer_.resume_waiting();
   if (options_.log_dir.empty()) {
@@ -125,32 +130,66 @@ Result<void> Output::begin_attempt(int attempt, int world_size) {
   if (ec) {
     return fail(ExitCode::usage, fmt::format("cannot create log directory {}: {}", options_.log_dir, ec.message()));
   }
+  return open_logs(attempt, world_size);
+}
+
+// DIR/rank-R.attempt-A.log, or with split_logs .stdout.log and .stderr.log.
+Result<void> Output::open_logs(int attempt, int world_size) {
   std::lock_guard lock(mutex_);
   for (int rank = 0; rank < world_size; ++rank) {
-    std::string path = fmt::format("{}/rank-{}.attempt-{}.log", options_.log_dir, rank, attempt);
-    log_paths_.push_back(path);
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      std::string reason = std::strerror(errno);
-      for (int open_fd : log_fds_) {
-        ::close(open_fd);
-      }
-      log_fds_.clear();
-      log_paths_.clear();
-      return fail(ExitCode::usage, fmt::format("cannot write log file {}: {}", path, reason));
+    std::string base = fmt::format("{}/rank-{}.attempt-{}", options_.log_dir, rank, attempt);
+    std::array<std::string, 2> paths{base + ".log", base + ".log"};
+    if (options_.split_logs) {
+      paths = {base + ".stdout.log", base + ".stderr.log"};
     }
-    log_fds_.push_back(fd);
+    log_fds_.push_back({-1, -1});
+    log_paths_.push_back(paths);
+    for (std::size_t s = 0; s < 2; ++s) {
+      int& fd = log_fds_.back()[s];
+      fd = s == 1 && !options_.split_logs ? log_fds_.back()[0]
+                                          : ::open(paths[s].c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        std::string reason = std::strerror(errno);
+        close_logs();
+        return fail(ExitCode::usage, fmt::format("cannot write log file {}: {}", paths[s], reason));
+      }
+    }
   }
   return {};
 }
 
-void Output::end_attempt() {
-  std::lock_guard lock(mutex_);
-  for (int fd : log_fds_) {
-    ::close(fd);
+// Under mutex_.
+void Output::close_logs() {
+  for (const auto& fds : log_fds_) {
+    if (fds[0] >= 0) {
+      ::close(fds[0]);
+    }
+    if (fds[1] >= 0 && fds[1] != fds[0]) {
+      ::close(fds[1]);
+    }
   }
   log_fds_.clear();
   log_paths_.clear();
+}
+
+void Output::end_attempt() {
+  std::string folded;
+  {
+    std::lock_guard lock(mutex_);
+    close_logs();
+    if (fold_pending_) {
+      fold_pending_ = false;
+      std::vector<std::string> hosts;
+      for (const RankLabel& label : options_.labels) {
+        hosts.push_back(label.host);
+      }
+      folded = fold_.folded(hosts);
+      fold_.reset(0);
+    }
+  }
+  if (!folded.empty()) {
+    write_out(std::move(folded));
+  }
 }
 
 void Output::stop_waiting() {
@@ -161,7 +200,9 @@ void Output::stop_waiting() {
   writer_.stop_waiting();
 }
 
-bool Output::passes_carriage_returns() const { return !options_.json && ::isatty(options_.stdout_fd) == 1; }
+bool Output::passes_carriage_returns() const {
+  return !options_.json && !options_.fold && ::isatty(options_.stdout_fd) == 1;
+}
 
 std::string Output::log_error() const {
   std::lock_guard lock(mutex_);
@@ -236,10 +277,26 @@ void Output::line(int rank, Stream stream, std::string_view raw, LineEnd end) {
   }
   std::string text = redact(joined, options_.secrets);
   std::string_view log_end = end == LineEnd::newline ? "\n" : end == LineEnd::carriage ? "\r" : "";
+  std::string stamp = options_.timestamps ? event_time_now() + " " : "";
+  bool folded = false;
   {
     std::lock_guard lock(mutex_);
-    write_log(rank, text, log_end);
+    write_log(rank, stream, text, log_end);
+    folded = fold_pending_;
+    if (folded && shows(rank)) {
+      fold_.add(rank, text, end == LineEnd::partial ? "" : "\n");
+    }
   }
+  if (options_.tap) {
+    options_.tap(rank, stream, text, end);
+  }
+  if (shows(rank) && !folded) {
+    print_line(rank, stream, options_.json ? text : stamp + prefix_of(rank, end == LineEnd::partial) + text, end);
+  }
+}
+
+// One rank line on ddl's stdout or stderr: an event, or the text as tagged.
+void Output::print_line(int rank, Stream stream, const std::string& text, LineEnd end) {
   if (options_.json) {
     Json line = event("output");
     line.update({{"rank", rank}, {"stream", stream == Stream::out ? "stdout" : "stderr"}, {"line", valid_utf8(text)}});
@@ -249,13 +306,22 @@ void Output::line(int rank, Stream stream, std::string_view raw, LineEnd end) {
     write_out(to_json_text(line) + "\n", true);
     return;
   }
-  std::string tagged = fmt::format("[{}{}] {}{}", rank, end == LineEnd::partial ? "+" : "", text,
-                                   end == LineEnd::carriage ? "\r" : "\n");
+  std::string tagged = text + (end == LineEnd::carriage ? "\r" : "\n");
   if (stream == Stream::out) {
     write_out(std::move(tagged), true);
   } else {
     write_err(std::move(tagged), true);
   }
+}
+
+std::string Output::prefix_of(int rank, bool partial) const {
+  const auto index = static_cast<std::size_t>(rank);
+  PrefixFields fields{rank, "", 0, attempt_, partial};
+  if (index < options_.labels.size()) {
+    fields.host = options_.labels[index].host;
+    fields.local_rank = options_.labels[index].local_rank;
+  }
+  return options_.prefix.render(fields);
 }
 
 void Output::exited(int rank, const RankExit& how) {
@@ -343,13 +409,14 @@ void Output::write_err(std::string text, bool may_wait) {
 
 // Under mutex_. The first failed write (a full disk) is said once on stderr;
 // the logs are not written any more, and the summary says they are incomplete.
-void Output::write_log(int rank, std::string_view text, std::string_view end) {
+void Output::write_log(int rank, Stream stream, std::string_view text, std::string_view end) {
   auto index = static_cast<std::size_t>(rank);
   if (index >= log_fds_.size() || !log_error_.empty()) {
     return;
   }
-  if (!write_fully(log_fds_[index], text, end)) {
-    log_error_ = fmt::format("cannot write {}: {}", log_paths_[index], std::strerror(errno));
+  const std::size_t which = stream == Stream::out ? 0 : 1;
+  if (!write_fully(log_fds_[index][which], text, end)) {
+    log_error_ = fmt::format("cannot write {}: {}", log_paths_[index][which], std::strerror(errno));
     write_err(fmt::format("ddl: {}; rank logs are not written from here on{}\n", log_error_,
                           options_.strict_logs ? " (strict logs: ddl will exit 3)" : ""));
   }

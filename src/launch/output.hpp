@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -11,16 +12,36 @@
 
 #include "src/launch/backend.hpp"
 #include "src/launch/error_file.hpp"
+#include "src/launch/output_fold.hpp"
 #include "src/launch/output_lines.hpp"
 #include "src/launch/output_writer.hpp"
 #include "src/util/error.hpp"
+#include "src/util/line_prefix.hpp"
+#include "src/util/rank_list.hpp"
 
 namespace ddl {
+
+// Where a rank runs, for prefixes and --fold headers.
+struct RankLabel {
+  std::string host;
+  int local_rank = 0;
+};
+
+// Receives every rank line as ddl has it (redacted), whatever is shown:
+// what `ddl logs` serves. Called from the threads that deliver output.
+using LineTap = std::function<void(int rank, Stream stream, std::string_view text, LineEnd end)>;
 
 struct OutputOptions {
   bool json = false;        // JSON Lines events on stdout instead of tagged text
   std::string log_dir;      // also one file per rank and attempt when set
   bool strict_logs = false;  // a log write that fails makes ddl exit 3 (else a warning)
+  bool split_logs = false;   // DIR/rank-R.attempt-A.stdout.log and .stderr.log instead of one .log
+  LinePrefix prefix = LinePrefix::standard();  // before each rank line on ddl's stdout/stderr
+  bool timestamps = false;   // ISO 8601 UTC time before each rank line shown (log files keep the bytes)
+  RankList output_ranks;     // only these ranks on ddl's stdout/stderr (and events); empty: all
+  bool fold = false;         // FoldBuffer: identical whole outputs once, at each attempt's end
+  std::vector<RankLabel> labels;  // per rank; the supervisor fills it from the plan
+  LineTap tap;
   int stdout_fd = 1;
   int stderr_fd = 2;
   // Replaced by "[redacted]" in rank output that ddl prints, logs and sends
@@ -86,13 +107,22 @@ public:
 private:
   void write_out(std::string text, bool may_wait = false);
   void write_err(std::string text, bool may_wait = false);
-  void write_log(int rank, std::string_view text, std::string_view end);
+  void write_log(int rank, Stream stream, std::string_view text, std::string_view end);
+  Result<void> open_logs(int attempt, int world_size);
+  void close_logs();
+  void print_line(int rank, Stream stream, const std::string& text, LineEnd end);
+  bool shows(int rank) const { return options_.output_ranks.empty() || options_.output_ranks.contains(rank); }
+  std::string prefix_of(int rank, bool partial) const;
 
   OutputOptions options_;
   StreamWriter writer_;
   mutable std::mutex mutex_;
-  std::vector<int> log_fds_;
-  std::vector<std::string> log_paths_;
+  int attempt_ = 0;
+  // Per rank: the log file of stdout and of stderr (the same one unless split_logs).
+  std::vector<std::array<int, 2>> log_fds_;
+  std::vector<std::array<std::string, 2>> log_paths_;
+  FoldBuffer fold_;
+  bool fold_pending_ = false;
   std::string log_error_;
   bool stopping_ = false;
   // Per rank and stream: the end of a partial piece that may begin a secret,

@@ -95,8 +95,9 @@ std::string rank_error_text(int rank, const RankError& error) {
 std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
                             const std::deque<std::string>& stderr_tail, int attempts,
                             const std::optional<RankError>& error) {
+  // Attempts are named as the ranks see them (DDL_ATTEMPT, 0 first).
   std::string text = fmt::format("ddl: error: {}{}\n", describe_failure(launch, first),
-                                 attempts > 1 ? fmt::format(" (attempt {} of {})", attempts, attempts) : "");
+                                 attempts > 1 ? fmt::format(" (DDL_ATTEMPT={}, no restart left)", attempts - 1) : "");
   if (stderr_tail.empty()) {
     text += fmt::format("ddl: rank {} wrote nothing on stderr\n", first.rank);
   } else {
@@ -111,8 +112,8 @@ std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
 
 std::string restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
                             int max_restarts) {
-  return fmt::format("ddl: {}; restarting (attempt {} of {})\n", describe_failure(launch, first),
-                     next_attempt + 1, max_restarts + 1);
+  return fmt::format("ddl: {}; restarting (DDL_ATTEMPT={}, restart {} of {})\n", describe_failure(launch, first),
+                     next_attempt, next_attempt, max_restarts);
 }
 
 std::string timeout_message(Millis timeout) {

@@ -50,7 +50,8 @@ std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
                             const std::deque<std::string>& stderr_tail, int attempts,
                             const std::optional<RankError>& error = std::nullopt);
 
-// "ddl: rank 1 on h2 exited with code 3 after 1s; restarting (attempt 2 of 3)".
+// "ddl: rank 1 on h2 exited with code 3 after 1s; restarting (DDL_ATTEMPT=1,
+// restart 1 of 2)": attempts as the ranks count them (0 first).
 std::string restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
                             int max_restarts);
 

@@ -44,6 +44,7 @@ public:
 private:
   void start_ranks();
   void handle_signals();
+  void forward_asked_signals();
   void handle_exits();
   void check_deadlines();
   void stop(StopReason why, int signo);
@@ -64,12 +65,14 @@ private:
 void Attempt::run() {
   start_ranks();
   while (running_ > 0) {
-    std::array<pollfd, 2> fds{{{SignalPipe::fd(), POLLIN, 0}, {gang_.wake_fd(), POLLIN, 0}}};
+    const int asked_fd = options_.rank_signals != nullptr ? options_.rank_signals->fd() : -1;
+    std::array<pollfd, 3> fds{{{SignalPipe::fd(), POLLIN, 0}, {gang_.wake_fd(), POLLIN, 0}, {asked_fd, POLLIN, 0}}};
     int ready = ::poll(fds.data(), fds.size(), timeout_ms());
     if (ready < 0 && errno != EINTR) {
       break;
     }
     handle_signals();
+    forward_asked_signals();
     if (output_.stdout_closed() && reason != StopReason::stdout_closed && reason != StopReason::signal) {
       stop(StopReason::stdout_closed, SIGTERM);
     }
@@ -117,6 +120,15 @@ void Attempt::handle_signals() {
   }
 }
 
+// `ddl signal JOB SIG` for a signal that does not stop ddl: to every rank.
+void Attempt::forward_asked_signals() {
+  if (options_.rank_signals != nullptr) {
+    for (int signo : options_.rank_signals->take()) {
+      signal_running(signo);
+    }
+  }
+}
+
 void Attempt::handle_exits() {
   for (auto& [rank, how] : gang_.take_exits()) {
     auto index = static_cast<std::size_t>(rank);
@@ -157,11 +169,16 @@ void Attempt::stop(StopReason why, int signo) {
     return;
   }
   reason = why;
+  if (options_.on_state) {
+    options_.on_state("stopping", gang_.attempt());
+  }
   output_.stop_waiting();  // a stuck reader of ddl's stdout must not hold the stop up
   signal_running(signo);
   kill_deadline_ = SteadyClock::now() + options_.grace;
 }
 
+// Forwards `signo` to every rank still running: the one path of every
+// signal to the ranks (ddl's own SIGINT/SIGTERM/SIGHUP, `ddl signal`, stops).
 void Attempt::signal_running(int signo) {
   for (const auto& launch : gang_.launches()) {
     if (!exited_[static_cast<std::size_t>(launch.rank)]) {
@@ -214,6 +231,20 @@ void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int att
   }
 }
 
+// Each rank's host and local rank, for prefixes and --fold headers.
+std::vector<RankLabel> rank_labels(const Plan& plan) {
+  std::vector<RankLabel> labels;
+  for (const RankSlot& slot : plan.ranks) {
+    labels.push_back({plan.hosts.at(slot.host_index).name, slot.local_rank});
+  }
+  return labels;
+}
+
+OutputOptions with_labels(OutputOptions options, const Plan& plan) {
+  options.labels = rank_labels(plan);
+  return options;
+}
+
 } // namespace
 
 Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& build,
@@ -233,7 +264,7 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
     bool stopped = stop::requested() && !stop::is_stop_error(prepared.error());
     return fail(stopped ? stop::error("preparing the hosts") : prepared.error());
   }
-  Output output(options.output);
+  Output output(with_labels(options.output, plan));
   auto job_start = SteadyClock::now();
   std::optional<SteadyClock::time_point> deadline = options.deadline;
   if (options.timeout && !deadline) {
@@ -253,6 +284,9 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
     Gang gang(output, std::move(*launches), attempt);
     output.on_stdout_closed([&gang] { gang.wake(); });
     Attempt run(backend, output, options, gang, deadline);
+    if (options.on_state) {
+      options.on_state("running", attempt);
+    }
     run.run();
     output.on_stdout_closed({});
     output.end_attempt();

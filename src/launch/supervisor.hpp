@@ -9,6 +9,7 @@
 #include "src/launch/backend.hpp"
 #include "src/util/error.hpp"
 #include "src/launch/output.hpp"
+#include "src/launch/rank_signals.hpp"
 #include "src/launch/report.hpp"
 #include "src/plan/plan.hpp"
 
@@ -25,6 +26,12 @@ struct SupervisorOptions {
   // Asked about every 100 ms while ranks run: an Error stops the gang (TERM,
   // grace, KILL) and is what supervise() returns (the rendezvous' exit-4 rule).
   std::function<std::optional<Error>()> watchdog;
+  // Told what the gang does, for `ddl ps`: "running" when an attempt starts
+  // (0 first), "stopping" once it is being stopped.
+  std::function<void(std::string_view state, int attempt)> on_state;
+  // Signals asked for the ranks from outside (`ddl signal`), each forwarded
+  // to every running rank; nullptr: none.
+  RankSignalQueue* rank_signals = nullptr;
 };
 
 // Builds the launches of one attempt (the env counts attempts).

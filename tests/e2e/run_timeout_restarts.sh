@@ -19,11 +19,22 @@ expect_contains "$t/out" "[1] done"
 expect_exit 0 timeout -k 5 30 "$DDL" run --np 2 --max-restarts 2 -- sh -c \
   'echo "attempt $DDL_ATTEMPT restart $TORCHELASTIC_RESTART_COUNT"; [ $DDL_RANK = 0 ] || [ $DDL_ATTEMPT -ge 2 ] || exit 9; sleep 0.1'
 for a in 0 1 2; do expect_contains "$t/out" "[1] attempt $a restart $a"; done
-expect_contains "$t/err" "restarting (attempt 2 of 3)"
-expect_contains "$t/err" "restarting (attempt 3 of 3)"
+# ddl names attempts as the ranks see them: DDL_ATTEMPT, 0 first (issue 19).
+expect_contains "$t/err" "restarting (DDL_ATTEMPT=1, restart 1 of 2)"
+expect_contains "$t/err" "restarting (DDL_ATTEMPT=2, restart 2 of 2)"
 
 expect_exit 9 timeout -k 5 30 "$DDL" run --np 2 --max-restarts 1 -- sh -c \
   'echo "attempt $DDL_ATTEMPT"; [ $DDL_RANK = 0 ] && exec sleep 30; exit 9'
 expect_contains "$t/out" "[1] attempt 1"
 expect_not_contains "$t/out" "[1] attempt 2"
 expect_contains "$t/err" "ddl: error: rank 1 on localhost exited with code 9"
+expect_contains "$t/err" "(DDL_ATTEMPT=1, no restart left)"
+
+# The same attempt number in the message, the rank's DDL_ATTEMPT, the
+# {attempt} prefix field and the log file's name.
+expect_exit 9 timeout -k 5 30 "$DDL" run --np 1 --max-restarts 1 --log-dir "$t/logs" --prefix '<{attempt}> ' -- \
+  sh -c 'echo "attempt $DDL_ATTEMPT"; exit 9'
+expect_contains "$t/out" "<0> attempt 0"
+expect_contains "$t/out" "<1> attempt 1"
+expect_contains "$t/err" "restarting (DDL_ATTEMPT=1, restart 1 of 1)"
+expect_contains "$t/logs/rank-0.attempt-1.log" "attempt 1"

@@ -359,9 +359,9 @@ TEST_CASE("gang: restarts re-run the whole gang", "[gang]") {
     CHECK(gang.backend.signals_of(0, 2).empty());
     auto err = gang.err.text();
     CHECK(contains(err, "ddl: rank 1 on node-a exited with code 7 after"));
-    CHECK(contains(err, "; restarting (attempt 2 of 3)\n"));
+    CHECK(contains(err, "; restarting (DDL_ATTEMPT=1, restart 1 of 2)\n"));
     CHECK(contains(err, "ddl: rank 0 on node-a exited with code 7 after"));
-    CHECK(contains(err, "; restarting (attempt 3 of 3)\n"));
+    CHECK(contains(err, "; restarting (DDL_ATTEMPT=2, restart 2 of 2)\n"));
   }
   SECTION("gives up after the last restart, with the count in the summary") {
     FakeGang gang([](int rank, int) { return rank == 0 ? RankScript::exits(7, 10ms) : RankScript::runs_forever(); });
@@ -373,8 +373,8 @@ TEST_CASE("gang: restarts re-run the whole gang", "[gang]") {
     CHECK(gang.backend.starts_of(0) == 2);
     CHECK(gang.backend.starts_of(1) == 2);
     auto err = gang.err.text();
-    CHECK(contains(err, "restarting (attempt 2 of 2)\n"));
-    CHECK(std::regex_search(err, std::regex(R"(ddl: error: rank 0 on node-a exited with code 7 after \S+ \(attempt 2 of 2\)\n)")));
+    CHECK(contains(err, "restarting (DDL_ATTEMPT=1, restart 1 of 1)\n"));
+    CHECK(std::regex_search(err, std::regex(R"(ddl: error: rank 0 on node-a exited with code 7 after \S+ \(DDL_ATTEMPT=1, no restart left\)\n)")));
   }
   SECTION("--json shows the attempts") {
     FakeGang gang([](int rank, int attempt) {

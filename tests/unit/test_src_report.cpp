@@ -63,9 +63,9 @@ TEST_CASE("report: the failure summary ends with the rank's last stderr lines", 
         "ddl: error: rank 1 on h2 exited with code 3 after 2s\n"
         "ddl: last 2 stderr lines of rank 1:\n  [1] boom\n  [1] bang\n");
   CHECK(failure_summary(launch, first, {}, 3) ==
-        "ddl: error: rank 1 on h2 exited with code 3 after 2s (attempt 3 of 3)\n"
+        "ddl: error: rank 1 on h2 exited with code 3 after 2s (DDL_ATTEMPT=2, no restart left)\n"
         "ddl: rank 1 wrote nothing on stderr\n");
-  CHECK(restart_message(launch, first, 1, 2) == "ddl: rank 1 on h2 exited with code 3 after 2s; restarting (attempt 2 of 3)\n");
+  CHECK(restart_message(launch, first, 1, 2) == "ddl: rank 1 on h2 exited with code 3 after 2s; restarting (DDL_ATTEMPT=1, restart 1 of 2)\n");
   CHECK(timeout_message(Millis{7'200'000}) == "ddl: error: timed out after 2h\n");
 }
 
