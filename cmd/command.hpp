@@ -46,6 +46,7 @@ void add_init(CLI::App& app, Command& selected);
 void add_render(CLI::App& app, Command& selected);
 void add_rsh(CLI::App& app, Command& selected);
 void add_run(CLI::App& app, Command& selected);
+void add_sweep(CLI::App& app, Command& selected);
 void add_worker(CLI::App& app, Command& selected);
 
 } // namespace ddl::cmd
