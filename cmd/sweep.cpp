@@ -145,18 +145,21 @@ sweep::SweepConfig make_config(const SweepOptions& opts, const JobSpec& job, con
   return config;
 }
 
-Json sweep_record(const JobSpec& job, const std::vector<sweep::Trial>& trials) {
+Json trials_json(const std::vector<sweep::Trial>& trials) {
   Json list = Json::array();
   for (const sweep::Trial& trial : trials) list.push_back(Json{{"trial", trial.index}, {"params", sweep::params_json(trial)}});
+  return list;
+}
+
+Json sweep_record(const JobSpec& job, const std::vector<sweep::Trial>& trials) {
   return Json{{"event", "sweep"}, {"version", 1}, {"job", fs::absolute(job.source).string()},
-              {"name", job.name}, {"trials", std::move(list)}};
+              {"name", job.name}, {"trials", trials_json(trials)}};
 }
 
 // --resume: the journal's trials must be the job's; finished ones are kept.
 Result<std::vector<sweep::TrialOutcome>> resumed(const std::string& dir, const std::vector<sweep::Trial>& trials,
                                                  const sweep::JournalState& state) {
-  Json now = sweep_record(JobSpec{}, trials)["trials"];
-  if (state.sweep.value("trials", Json::array()) != now) {
+  if (state.sweep.value("trials", Json::array()) != trials_json(trials)) {
     return fail(ExitCode::usage, fmt::format("{}: the job's [sweep] now makes other trials than this sweep's "
                                              "journal lists; resume with the job file as it was", dir));
   }

@@ -2,6 +2,7 @@
 #include "src/sweep/trials.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <random>
 
@@ -82,6 +83,15 @@ std::vector<Trial> random(const SweepSection& sweep) {
   return trials;
 }
 
+// Numbers and plain words go into an sh string as they are (so "loss={x}"
+// inside double quotes works too); anything else is quoted.
+std::string for_shell(const std::string& value) {
+  const bool plain = !value.empty() && std::ranges::all_of(value, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("_.,:/+=@%-").find(c) != std::string_view::npos;
+  });
+  return plain ? value : shell_quote(value);
+}
+
 } // namespace
 
 std::vector<Trial> make_trials(const SweepSection& sweep) {
@@ -106,7 +116,7 @@ std::vector<std::string> substitute(const std::vector<std::string>& command, con
         continue;
       }
       const std::string value = param_text(match->second);
-      text += shell ? shell_quote(value) : value;
+      text += shell ? for_shell(value) : value;
       at += match->first.size() + 2;
     }
     out.push_back(std::move(text));

@@ -24,8 +24,8 @@ struct Trial {
 std::vector<Trial> make_trials(const SweepSection& sweep);
 
 // `command` with each "{name}" of a parameter replaced by its value (other
-// braces stay). `shell`: the command is one sh -c string, so values go in
-// quoted for sh.
+// braces stay). `shell`: the command is one sh -c string, so a value that
+// is not a number or plain word goes in quoted for sh.
 std::vector<std::string> substitute(const std::vector<std::string>& command, const Trial& trial, bool shell);
 
 // DDL_TRIAL, DDL_TRIAL_DIR and DDL_PARAM_<NAME> for every parameter.
