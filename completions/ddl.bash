@@ -3,9 +3,10 @@
 # Installed as share/bash-completion/completions/ddl; `ddl completions bash`
 # prints this very file. Load it by hand with: source <(ddl completions bash)
 
-_ddl_commands='run hosts bench render init completions'
+_ddl_commands='run sweep hosts bench render init completions'
 _ddl_common_opts='-H --hosts --hostfile --slurm --backend --np --json -v --verbose -q --quiet -h --help'
 _ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir --strict-logs -x --env"
+_ddl_sweep_opts="$_ddl_common_opts --dry-run --resume --dir --timeout --max-restarts -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
 _ddl_bench_opts="$_ddl_common_opts -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes
   -n --iters -w --warmup_iters -c --check -d --datatype -o --op -J --output_file --transport --streams"
@@ -20,6 +21,9 @@ _ddl_option_value() {
         *:--hostfile | bench:-J | bench:--output_file) _ddl_files "$cur" ;;
         *:-H | *:--hosts) COMPREPLY=($(compgen -A hostname -- "$cur")) ;;
         *:--np | run:--timeout | run:--max-restarts | render:--rank) ;;
+        sweep:--timeout | sweep:--max-restarts) ;;
+        sweep:--resume | sweep:--dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")) ;;
+        sweep:-x | sweep:--env) compopt -o nospace 2>/dev/null; COMPREPLY=($(compgen -e -S = -- "$cur")) ;;
         run:--log-dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")) ;;
         run:-x | run:--env) compopt -o nospace 2>/dev/null; COMPREPLY=($(compgen -e -S = -- "$cur")) ;;
         render:--format)
@@ -31,7 +35,7 @@ _ddl_option_value() {
         bench:-b | bench:--minbytes | bench:-e | bench:--maxbytes | bench:-i | bench:--stepbytes) ;;
         bench:-f | bench:--stepfactor | bench:-n | bench:--iters | bench:-w | bench:--warmup_iters) ;;
         init:-t | init:--template)
-            COMPREPLY=($(compgen -W 'torch tensorflow horovod jax mpi kubernetes slurm' -- "$cur")) ;;
+            COMPREPLY=($(compgen -W 'torch tensorflow horovod jax mpi kubernetes slurm sweep' -- "$cur")) ;;
         *) return 1 ;;
     esac
     return 0
@@ -105,6 +109,7 @@ _ddl() {
     local opts
     case $cmd in
         run) opts=$_ddl_run_opts ;;
+        sweep) opts=$_ddl_sweep_opts ;;
         hosts) opts=$_ddl_hosts_opts ;;
         bench) opts=$_ddl_bench_opts ;;
         render) opts=$_ddl_render_opts ;;
@@ -118,7 +123,7 @@ _ddl() {
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
-        [[ $cmd == run ]] && COMPREPLY+=($(compgen -W '--' -- "$cur"))
+        [[ $cmd == run || $cmd == sweep ]] && COMPREPLY+=($(compgen -W '--' -- "$cur"))
     else
         _ddl_files "$cur"
     fi

@@ -82,7 +82,7 @@ TEST_CASE("[sweep] errors come all at once with their place", "[sweep][errors]")
   CHECK(errors("[sweep]\nmethod = \"grdi\"\nnp = 0\nmetric = { name = \"a b\", goal = \"up\" }\n"
                "[sweep.parameters]\nlr = { min = 1, max = 0.5 }\n2x = [1]\nd = []\n") ==
         "job.toml:2:10: sweep.method: 'grdi' is not one of grid, random, list; did you mean 'grid'?\n"
-        "job.toml:3:6: sweep.np: must be between 1 and 1048576\n"
+        "job.toml:3:6: sweep.np: must be between 1 and 1000000\n"
         "job.toml:4:19: sweep.metric.name: 'a b' is not a metric name (letters, digits, _ - . /)\n"
         "job.toml:6:6: sweep.parameters.lr: min must be less than max\n"
         "job.toml:7:1: sweep.parameters: '2x' is not a valid parameter name ([A-Za-z_][A-Za-z0-9_]*)\n"
@@ -97,8 +97,8 @@ TEST_CASE("[sweep] errors come all at once with their place", "[sweep][errors]")
         "job.toml:2:11: sweep.samples: only for method = \"random\"");
   CHECK(errors("[sweep]\nretries = 1\n") == "job.toml:1:1: sweep.parameters: give at least one parameter");
   CHECK(errors("[sweep]\n[sweep.parameters]\nlr = { min = 0, max = 1, scale = \"log\", steps = 3 }\n") ==
-        "job.toml:3:41: unknown key 'steps' in sweep.parameters.lr\n"
-        "job.toml:3:6: sweep.parameters.lr: scale = \"log\" needs min > 0");
+        "job.toml:3:6: sweep.parameters.lr: scale = \"log\" needs min > 0\n"
+        "job.toml:3:41: unknown key 'steps' in sweep.parameters.lr");
 }
 
 TEST_CASE("substitute replaces {name} of parameters only, quoted for sh", "[sweep]") {
