@@ -56,6 +56,7 @@ void add_live(CLI::App& app, Command& selected);
 void add_render(CLI::App& app, Command& selected);
 void add_rsh(CLI::App& app, Command& selected);
 void add_run(CLI::App& app, Command& selected);
+void add_sweep(CLI::App& app, Command& selected);
 void add_worker(CLI::App& app, Command& selected);
 
 } // namespace ddl::cmd

@@ -35,7 +35,7 @@ void add_init(CLI::App& app, Command& selected) {
   CLI::App* sub = app.add_subcommand("init", "Write a commented starter job file");
   sub->add_option("file", opts->file, "The job file to write (default: job.toml)");
   sub->add_option("-t,--template", opts->template_name,
-                  "torch (default), tensorflow, horovod, jax, mpi, kubernetes or slurm "
+                  "torch (default), tensorflow, horovod, jax, mpi, kubernetes, slurm or sweep "
                   "(kubernetes also writes FILE's .yaml manifest)")
       ->check(CLI::IsMember(init_template_names()));
   sub->add_flag("-f,--force", opts->force, "Overwrite existing files");

@@ -17,7 +17,7 @@ namespace {
 
 // Subcommands a user may type; hidden ones (worker, rsh) are left out.
 const std::vector<std::string> k_public_commands = {
-    "bench", "completions", "hosts", "init", "logs", "ps", "render", "run", "signal", "stop"};
+    "bench", "completions", "hosts", "init", "logs", "ps", "render", "run", "signal", "stop", "sweep"};
 
 // CLI11 answers an unknown subcommand with a generic message and its own exit
 // code; ddl says "did you mean" and exits 2 instead.
@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   ddl::cmd::add_render(app, selected);
   ddl::cmd::add_rsh(app, selected);
   ddl::cmd::add_run(app, selected);
+  ddl::cmd::add_sweep(app, selected);
   ddl::cmd::add_worker(app, selected);
   ddl::cmd::keep_leftover_words(app);
   if (args.empty()) {

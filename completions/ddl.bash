@@ -3,10 +3,11 @@
 # Installed as share/bash-completion/completions/ddl; `ddl completions bash`
 # prints this very file. Load it by hand with: source <(ddl completions bash)
 
-_ddl_commands='run hosts bench render init completions ps logs stop signal'
+_ddl_commands='run sweep hosts bench render init completions ps logs stop signal'
 _ddl_common_opts='-H --hosts --hostfile --slurm --include --exclude --backend --np --json -v --verbose -q --quiet -h --help'
 _ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir --strict-logs
   --output-ranks --prefix --timestamps --split-logs --fold -x --env"
+_ddl_sweep_opts="$_ddl_common_opts --dry-run --resume --dir --timeout --max-restarts -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
 _ddl_bench_opts="$_ddl_common_opts -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes
   -n --iters -w --warmup_iters -c --check -d --datatype -o --op -J --output_file --transport --streams"
@@ -28,6 +29,9 @@ _ddl_option_value() {
         *:-H | *:--hosts) COMPREPLY=($(compgen -A hostname -- "$cur")) ;;
         *:--include | *:--exclude | *:--np | run:--timeout | run:--max-restarts | render:--rank | logs:--rank) ;;
         run:--output-ranks | run:--prefix) ;;
+        sweep:--timeout | sweep:--max-restarts) ;;
+        sweep:--resume | sweep:--dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")) ;;
+        sweep:-x | sweep:--env) compopt -o nospace 2>/dev/null; COMPREPLY=($(compgen -e -S = -- "$cur")) ;;
         run:--log-dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")) ;;
         run:-x | run:--env) compopt -o nospace 2>/dev/null; COMPREPLY=($(compgen -e -S = -- "$cur")) ;;
         render:--format)
@@ -39,7 +43,7 @@ _ddl_option_value() {
         bench:-b | bench:--minbytes | bench:-e | bench:--maxbytes | bench:-i | bench:--stepbytes) ;;
         bench:-f | bench:--stepfactor | bench:-n | bench:--iters | bench:-w | bench:--warmup_iters) ;;
         init:-t | init:--template)
-            COMPREPLY=($(compgen -W 'torch tensorflow horovod jax mpi kubernetes slurm' -- "$cur")) ;;
+            COMPREPLY=($(compgen -W 'torch tensorflow horovod jax mpi kubernetes slurm sweep' -- "$cur")) ;;
         *) return 1 ;;
     esac
     return 0
@@ -113,6 +117,7 @@ _ddl() {
     local opts
     case $cmd in
         run) opts=$_ddl_run_opts ;;
+        sweep) opts=$_ddl_sweep_opts ;;
         hosts) opts=$_ddl_hosts_opts ;;
         bench) opts=$_ddl_bench_opts ;;
         render) opts=$_ddl_render_opts ;;
@@ -138,7 +143,7 @@ _ddl() {
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
-        [[ $cmd == run ]] && COMPREPLY+=($(compgen -W '--' -- "$cur"))
+        [[ $cmd == run || $cmd == sweep ]] && COMPREPLY+=($(compgen -W '--' -- "$cur"))
     else
         _ddl_files "$cur"
     fi

@@ -3,14 +3,14 @@
 # `ddl completions fish` prints this very file. Load it by hand with:
 #   ddl completions fish | source
 
-set -l ddl_commands run hosts bench render init completions ps logs stop signal
-set -l ddl_with_common run hosts bench render
+set -l ddl_commands run sweep hosts bench render init completions ps logs stop signal
+set -l ddl_with_common run sweep hosts bench render
 
 function __ddl_no_command
     set -l words (commandline -opc)
     for word in $words[2..-1]
         switch $word
-            case run hosts bench render init completions ps logs stop signal
+            case run sweep hosts bench render init completions ps logs stop signal
                 return 1
         end
     end
@@ -30,6 +30,7 @@ complete -c ddl -f
 complete -c ddl -n __ddl_no_command -s h -l help -d 'Show help'
 complete -c ddl -n __ddl_no_command -s V -l version -d 'Show the version'
 complete -c ddl -n __ddl_no_command -a run -d 'Launch the job and supervise it'
+complete -c ddl -n __ddl_no_command -a sweep -d 'Run a hyperparameter search, each trial a gang on free slots'
 complete -c ddl -n __ddl_no_command -a hosts -d 'List the hosts, or check them'
 complete -c ddl -n __ddl_no_command -a bench -d 'Run the built-in allreduce benchmark'
 complete -c ddl -n __ddl_no_command -a render -d 'Print the plan, env, TF_CONFIG or hostfiles'
@@ -70,6 +71,16 @@ complete -c ddl -n "$run" -l fold -d 'Identical whole outputs once, like dshbak 
 complete -c ddl -n "$run" -s x -l env -x -a '(set -n | string replace -r \'$\' =)' -d 'Set K=V for every rank'
 complete -c ddl -n "__fish_seen_subcommand_from run; and __ddl_after_dashdash" -a '(__fish_complete_subcommand --fcs-skip=2)'
 
+# sweep
+set -l sweep "__fish_seen_subcommand_from sweep; and not __ddl_after_dashdash"
+complete -c ddl -n "$sweep" -l dry-run -d 'List the trials and their placement; launch nothing'
+complete -c ddl -n "$sweep" -l resume -x -a '(__fish_complete_directories)' -d 'Go on with the sweep in DIR'
+complete -c ddl -n "$sweep" -l dir -x -a '(__fish_complete_directories)' -d 'The sweep directory'
+complete -c ddl -n "$sweep" -l timeout -x -d 'Stop a trial after this duration (30s, 5m, 2h)'
+complete -c ddl -n "$sweep" -l max-restarts -x -d 'Restart a trial gang up to N times'
+complete -c ddl -n "$sweep" -s x -l env -x -a '(set -n | string replace -r \'$\' =)' -d 'Set K=V for every rank of every trial'
+complete -c ddl -n "__fish_seen_subcommand_from sweep; and __ddl_after_dashdash" -a '(__fish_complete_subcommand --fcs-skip=2)'
+
 # hosts
 complete -c ddl -n '__fish_seen_subcommand_from hosts' -l check -d 'Reach every host through the backend'
 
@@ -95,7 +106,7 @@ complete -c ddl -n '__fish_seen_subcommand_from render' -l rank -x -d 'The rank 
 
 # init
 complete -c ddl -n '__fish_seen_subcommand_from init' -F
-complete -c ddl -n '__fish_seen_subcommand_from init' -s t -l template -x -a 'torch tensorflow horovod jax mpi kubernetes slurm' -d 'Starter template'
+complete -c ddl -n '__fish_seen_subcommand_from init' -s t -l template -x -a 'torch tensorflow horovod jax mpi kubernetes slurm sweep' -d 'Starter template'
 complete -c ddl -n '__fish_seen_subcommand_from init' -s f -l force -d 'Overwrite existing files'
 
 # completions

@@ -77,7 +77,7 @@ Result<void> write_file(const PlannedFile& file) {
 } // namespace
 
 const std::vector<std::string>& init_template_names() {
-  static const std::vector<std::string> names = {"torch", "tensorflow", "horovod", "jax", "mpi", "kubernetes", "slurm"};
+  static const std::vector<std::string> names = {"torch", "tensorflow", "horovod", "jax", "mpi", "kubernetes", "slurm", "sweep"};
   return names;
 }
 
@@ -86,7 +86,7 @@ Result<std::vector<std::string>> write_init_template(std::string_view name, cons
   const auto& names = init_template_names();
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     return fail(ExitCode::usage, fmt::format("unknown template '{}'; choose one of torch, tensorflow, "
-                                             "horovod, jax, mpi, kubernetes, slurm",
+                                             "horovod, jax, mpi, kubernetes, slurm, sweep",
                                              name));
   }
   auto planned = plan_files(name, path);

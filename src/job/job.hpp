@@ -12,6 +12,7 @@
 #include "src/util/error.hpp"
 #include "src/util/rank_list.hpp"
 #include "src/job/limits.hpp"
+#include "src/job/sweep_spec.hpp"
 
 namespace ddl {
 
@@ -117,6 +118,7 @@ struct JobSpec {
   RendezvousSection rendezvous;
   TorchSection torch;
   TensorflowSection tensorflow;
+  std::optional<SweepSection> sweep;  // [sweep], for `ddl sweep`; other commands ignore it
 };
 
 // Command-line options that override the job file (DESIGN.md "Command line").

@@ -75,7 +75,7 @@ std::string_view type_phrase(toml::node_type type) {
 
 const std::vector<std::string>& section_names() {
   static const std::vector<std::string> names = {
-      "job", "hosts", "launch", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow"};
+      "job", "hosts", "launch", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow", "sweep"};
   return names;
 }
 
@@ -93,6 +93,8 @@ const std::vector<std::string>& section_keys(std::string_view section) {
       {"rendezvous", {"address", "port", "timeout"}},
       {"torch", {"master_port"}},
       {"tensorflow", {"chief", "ps", "evaluator", "port"}},
+      {"sweep", {"method", "samples", "seed", "max_parallel", "np", "retries", "metric", "parameters"}},
+      {"sweep.metric", {"name", "goal"}},
   };
   static const std::vector<std::string> none;
   auto found = keys.find(section);

@@ -99,6 +99,8 @@ struct SourcePlaces {
 
 void read_sections(const toml::table& root, const std::string& origin, JobSpec& job,
                    SourcePlaces& places, Diagnostics& diag);
+// [sweep] (`section` null when absent): sets job.sweep.
+void read_sweep(const Section& s, const toml::node* section, JobSpec& job);
 void apply_overrides(const Overrides& overrides, JobSpec& job, SourcePlaces& places,
                      Diagnostics& diag);
 // [job]'s output keys (output_ranks, prefix, timestamps, split_logs, fold;

@@ -292,6 +292,8 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   tf.read_int("ps", job.tensorflow.ps, 0, INT_MAX);
   tf.read_int("evaluator", job.tensorflow.evaluator, 0, 1);
   tf.read_int("port", job.tensorflow.port, 1, 65535);
+
+  read_sweep(Section(table("sweep"), "sweep", diag), table("sweep"), job);
 }
 
 } // namespace ddl::job_detail

@@ -84,7 +84,7 @@ timeout 20 bash "$t/complete.bash" >"$t/got" 2>"$t/err" || { cat "$t/err"; fail 
 line() { sed -n "${1}p" "$t/got"; }
 expect_line() { [[ $(line "$1") == "$2" ]] || fail "completion $1: got '$(line "$1")', want '$2'"; }
 expect_line 1 "complete -F _ddl ddl"
-expect_line 2 "bench completions hosts init logs ps render run signal stop "
+expect_line 2 "bench completions hosts init logs ps render run signal stop sweep "
 expect_line 3 "render run "
 for opt in --hosts --hostfile --backend --np --json --verbose --quiet --help --dry-run --timeout \
     --max-restarts --log-dir --env --output-ranks --prefix --timestamps --split-logs --fold; do
@@ -96,7 +96,7 @@ expect_line 7 "bfloat16 double float half int32 "
 expect_line 8 "max min prod sum "
 expect_line 9 "mpi nccl tcp "
 expect_line 10 "deepspeed-hostfile env hostfile json mpich-hostfile plan tf-config "
-expect_line 11 "horovod jax kubernetes mpi slurm tensorflow torch "
+expect_line 11 "horovod jax kubernetes mpi slurm sweep tensorflow torch "
 expect_line 12 "bash fish zsh "
 [[ " $(line 13) " == *" --check "* ]] || fail "'ddl hosts --<TAB>' does not offer --check: $(line 13)"
 expect_line 14 "hostfile.txt "

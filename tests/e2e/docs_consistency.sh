@@ -53,7 +53,7 @@ check_command() {
   bash_opts=$(bash_complete ddl $path -)
   ((have_fish == 0)) || fish_opts=$(fish_complete "ddl $path -")
   zsh_text=$(zsh_function "$top")
-  [[ $top == run || $top == hosts || $top == bench || $top == render ]] &&
+  [[ $top == run || $top == sweep || $top == hosts || $top == bench || $top == render ]] &&
     zsh_text+=$'\n'$(awk '/^_ddl_common_args=\(/ { on = 1 } on { print } on && /^\)/ { exit }' "$comp/_ddl")
   for opt in $(options_of $path); do
     if ! has_word "$man_text" "$opt"; then

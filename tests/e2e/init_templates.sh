@@ -18,7 +18,7 @@ expect_contains "$t/err" "--force"
 expect_exit 0 "$DDL" init --force
 cmp job.toml "$src/torch.toml" || fail "--force did not write the template"
 
-for name in torch tensorflow horovod jax mpi; do
+for name in torch tensorflow horovod jax mpi sweep; do
   expect_exit 0 "$DDL" init --template "$name" "$name-job.toml"
   cmp "$name-job.toml" "$src/$name.toml" || fail "template $name differs from templates/$name.toml"
 done
@@ -44,7 +44,7 @@ if [[ -f $src/kubernetes.toml && -f $src/kubernetes.yaml ]]; then
 fi
 
 # Every template is a valid job as written: the plan of a dry run.
-for name in torch tensorflow horovod jax mpi; do
+for name in torch tensorflow horovod jax mpi sweep; do
   expect_exit 0 "$DDL" run "$name-job.toml" --dry-run
   expect_contains "$t/out" "job $name-job:"
 done

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: MIT
+#include "src/sweep/runner.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+
+#include <fmt/core.h>
+
+#include "src/launch/output.hpp"
+#include "src/sweep/metric.hpp"
+#include "src/util/log.hpp"
+#include "src/util/process.hpp"
+#include "src/util/signals.hpp"
+
+namespace ddl::sweep {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Failed attempts in a row (no success between) after which a host is
+// excluded for the rest of the sweep, as HopsML blacklists an executor.
+constexpr std::size_t k_failures_to_exclude = 2;
+// Without pidfds (Linux < 5.3): how often exits are looked for.
+constexpr int k_exit_poll_ms = 10;
+
+double seconds_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+struct Pending {
+  int trial = 0;
+  int attempt = 0;
+  std::set<std::size_t> avoid;  // hosts it failed on
+};
+
+struct Running {
+  Pending pending;
+  Placement placement;
+  pid_t pid = -1;
+  int pidfd = -1;
+  int out_fd = -1;
+  int err_fd = -1;
+  int log_fd = -1;
+  Clock::time_point started;
+  std::optional<int> wait_status;
+};
+
+std::string exit_text(int code) {
+  return code > 128 && code < 128 + 65 ? signal_name(code - 128) : fmt::format("exit code {}", code);
+}
+
+class Scheduler {
+public:
+  Scheduler(const SweepConfig& config, const std::vector<Trial>& trials, SlotPool& pool, Journal& journal,
+            std::vector<TrialOutcome> outcomes)
+      : config_(config), trials_(trials), pool_(pool), journal_(journal), streaks_(pool.size()) {
+    outcome_.trials = std::move(outcomes);
+  }
+
+  Result<SweepOutcome> run(const std::vector<int>& todo);
+
+private:
+  Result<void> start_ready();
+  Result<void> start(Pending pending, Placement placement);
+  void wait_for_events();
+  void handle_signals();
+  void pump(Running& run, int& fd);
+  Result<void> finish(Running& run);
+  std::string classify(int code) const;
+  std::optional<double> read_metric(const Running& run) const;
+  Result<void> after_failure(const Running& run, const std::string& why);
+  Result<void> exclude_if_failing(std::size_t host);
+  void report_trial(const Running& run, const TrialOutcome& out, bool retrying);
+  void show_progress();
+  std::string trial_dir(int trial) const { return config_.dir + "/" + trial_folder(trial); }
+
+  const SweepConfig& config_;
+  const std::vector<Trial>& trials_;
+  SlotPool& pool_;
+  Journal& journal_;
+  SweepOutcome outcome_;
+  std::deque<Pending> queue_;
+  std::vector<Running> running_;
+  std::vector<std::vector<std::string>> streaks_;  // per host: its failures since its last success
+  bool stopping_ = false;
+  bool pidfds_ = true;
+};
+
+Result<SweepOutcome> Scheduler::run(const std::vector<int>& todo) {
+  const auto begin = Clock::now();
+  for (int trial : todo) {
+    queue_.push_back(Pending{trial, 0, {}});
+  }
+  while (!queue_.empty() || !running_.empty()) {
+    if (!stopping_) {
+      if (auto started = start_ready(); !started) {
+        return fail(started.error());
+      }
+    }
+    if (running_.empty()) {
+      break;  // nothing runs and nothing can start: the rest stays not run
+    }
+    wait_for_events();
+    handle_signals();
+    for (std::size_t i = 0; i < running_.size();) {
+      if (running_[i].wait_status) {
+        auto finished = finish(running_[i]);
+        running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+        if (!finished) {
+          return fail(finished.error());
+        }
+        show_progress();
+      } else {
+        ++i;
+      }
+    }
+  }
+  if (config_.progress) {
+    std::fputs("\n", stderr);
+  }
+  outcome_.seconds = seconds_between(begin, Clock::now());
+  return std::move(outcome_);
+}
+
+Result<void> Scheduler::start_ready() {
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (config_.max_parallel > 0 && static_cast<int>(running_.size()) >= config_.max_parallel) {
+      break;
+    }
+    auto placed = pool_.take(config_.np, it->avoid);
+    if (!placed) {
+      ++it;  // a retry that waits for another host lets the trials behind it go
+      continue;
+    }
+    Pending pending = std::move(*it);
+    it = queue_.erase(it);
+    if (auto started = start(std::move(pending), std::move(*placed)); !started) {
+      return started;
+    }
+    show_progress();
+  }
+  return {};
+}
+
+Result<void> Scheduler::start(Pending pending, Placement placement) {
+  const Trial& trial = trials_.at(static_cast<std::size_t>(pending.trial));
+  const std::string dir = trial_dir(trial.index);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::filesystem::remove(dir + "/metrics.json", ec);
+  Running run{std::move(pending), std::move(placement), -1, -1, -1, -1, -1, Clock::now(), std::nullopt};
+  run.log_fd = ::open((dir + "/output.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (run.log_fd < 0) {
+    return fail(ExitCode::launch, fmt::format("cannot write {}/output.log: {}", dir, std::strerror(errno)));
+  }
+  const std::string hosts = host_names(pool_, run.placement);
+  std::string header = fmt::format("--- ddl sweep: trial {} attempt {} on {} ({})\n", trial.index,
+                                   run.pending.attempt + 1, hosts, describe(trial));
+  [[maybe_unused]] bool wrote = write_fully(run.log_fd, header);
+  SpawnSpec spec;
+  spec.program = config_.ddl;
+  spec.argv = {config_.ddl, "run"};
+  for (std::string& arg : trial_run_args(config_, pool_, trial, run.placement, run.pending.attempt)) {
+    spec.argv.push_back(std::move(arg));
+  }
+  spec.env = environment_with({});
+  spec.group = ProcessGroup::new_group;  // Ctrl-C on the terminal reaches the sweep alone; it forwards
+  spec.death_signal = SIGKILL;           // kill -9 of the sweep: `ddl run`'s own guarantee takes over
+  SpawnResult spawned = spawn_process(spec);
+  if (auto recorded = journal_.append(Json{{"event", "started"}, {"trial", trial.index},
+                                           {"attempt", run.pending.attempt}, {"hosts", hosts}});
+      !recorded) {
+    if (spawned) kill_child_tree(spawned.child.pid);
+    return recorded;
+  }
+  if (!spawned) {
+    // Not even ddl itself could start: the whole sweep cannot go on.
+    close_fd(run.log_fd);
+    pool_.release(run.placement);
+    return fail(ExitCode::launch, fmt::format("cannot start {}: {}", config_.ddl,
+                                              std::strerror(spawned.failure.error)));
+  }
+  run.pid = spawned.child.pid;
+  run.out_fd = spawned.child.out_fd;
+  run.err_fd = spawned.child.err_fd;
+  for (int fd : {run.out_fd, run.err_fd}) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+  run.pidfd = pidfds_ ? open_pidfd(run.pid) : -1;
+  pidfds_ = run.pidfd >= 0;
+  if (stop::first_signal() != 0 && !stopping_) {
+    handle_signals();
+  }
+  running_.push_back(std::move(run));
+  return {};
+}
+
+void Scheduler::wait_for_events() {
+  std::vector<pollfd> fds{{SignalPipe::fd(), POLLIN, 0}};
+  for (const Running& run : running_) {
+    for (int fd : {run.out_fd, run.err_fd, run.pidfd}) {
+      if (fd >= 0) fds.push_back({fd, POLLIN, 0});
+    }
+  }
+  const int ready = ::poll(fds.data(), fds.size(), pidfds_ ? -1 : k_exit_poll_ms);
+  if (ready < 0) {
+    return;  // EINTR: the caller looks again
+  }
+  for (Running& run : running_) {
+    pump(run, run.out_fd);
+    pump(run, run.err_fd);
+    int status = 0;
+    if (!run.wait_status && ::waitpid(run.pid, &status, WNOHANG) == run.pid) {
+      run.wait_status = status;
+    }
+  }
+}
+
+// Copies what the trial's `ddl run` printed to its output.log; after its
+// exit, all that is left (a helper that outlived it may hold the pipe).
+void Scheduler::pump(Running& run, int& fd) {
+  std::array<char, 65536> buffer{};
+  while (fd >= 0) {
+    ssize_t got = ::read(fd, buffer.data(), buffer.size());
+    if (got > 0) {
+      [[maybe_unused]] bool wrote = write_fully(run.log_fd, std::string_view(buffer.data(), static_cast<std::size_t>(got)));
+      continue;
+    }
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got == 0 || (got < 0 && errno != EAGAIN) || run.wait_status) {
+      close_fd(fd);
+    }
+    return;
+  }
+}
+
+void Scheduler::handle_signals() {
+  for (int signo : SignalPipe::take()) {
+    if (!stopping_) {
+      stopping_ = true;
+      outcome_.stop_signal = signo;
+      print_warning(fmt::format("{}: stopping every trial{}", signal_name(signo),
+                                signo == SIGINT ? " (Ctrl-C again within a second: kill them at once)" : ""));
+    }
+    // Forwarded each time: `ddl run` itself turns a second SIGINT within a
+    // second into SIGKILL of its ranks.
+    for (const Running& run : running_) {
+      if (!run.wait_status) ::kill(run.pid, signo);
+    }
+  }
+}
+
+std::string Scheduler::classify(int code) const {
+  if (code == 0) return "ok";
+  if (stopping_ && (code == 129 || code == 130 || code == 143 || code == 128 + SIGKILL)) return "interrupted";
+  if (code == to_int(ExitCode::launch)) return "launch_error";
+  return "failed";
+}
+
+std::optional<double> Scheduler::read_metric(const Running& run) const {
+  if (!config_.metric) {
+    return std::nullopt;
+  }
+  const std::string dir = trial_dir(run.pending.trial);
+  if (auto value = metric_in_json(dir + "/metrics.json", config_.metric->name)) {
+    return value;
+  }
+  for (int attempt = config_.rank_restarts; attempt >= 0; --attempt) {
+    const std::string log = fmt::format("{}/attempt-{}/rank-0.attempt-{}.log", dir, run.pending.attempt, attempt);
+    if (std::filesystem::exists(log)) {
+      return metric_in_log(log, config_.metric->name);
+    }
+  }
+  return std::nullopt;
+}
+
+Result<void> Scheduler::finish(Running& run) {
+  pump(run, run.out_fd);
+  pump(run, run.err_fd);
+  close_fd(run.out_fd);
+  close_fd(run.err_fd);
+  close_fd(run.pidfd);
+  close_fd(run.log_fd);
+  pool_.release(run.placement);
+  const double seconds = seconds_between(run.started, Clock::now());
+  outcome_.busy_slot_seconds += seconds * config_.np;
+  const ProcessExit how = process_exit(*run.wait_status);
+  const int code = how.code;
+  TrialOutcome& out = outcome_.trials.at(static_cast<std::size_t>(run.pending.trial));
+  out.result = classify(code);
+  out.exit_code = code;
+  out.seconds = seconds;
+  out.hosts = host_names(pool_, run.placement);
+  out.attempts = run.pending.attempt + 1;
+  out.metric = out.result == "ok" ? read_metric(run) : std::nullopt;
+  const bool failed = out.result == "failed" || out.result == "launch_error";
+  const bool retrying = failed && !stopping_ && run.pending.attempt < config_.retries;
+  const bool final = out.result == "ok" || (failed && !retrying);
+  Json record{{"event", "finished"}, {"trial", out.trial},     {"attempt", run.pending.attempt},
+              {"result", out.result}, {"exit_code", code},      {"seconds", seconds},
+              {"hosts", out.hosts},   {"final", final}};
+  record["metric"] = out.metric ? Json(*out.metric) : Json(nullptr);
+  if (auto recorded = journal_.append(std::move(record)); !recorded) {
+    return recorded;
+  }
+  report_trial(run, out, retrying);
+  if (out.result == "ok") {
+    for (const HostShare& share : run.placement) streaks_[share.host].clear();
+  } else if (failed) {
+    if (auto noted = after_failure(run, exit_text(code)); !noted) {
+      return noted;
+    }
+  }
+  if (retrying) {
+    Pending again{run.pending.trial, run.pending.attempt + 1, run.pending.avoid};
+    for (const HostShare& share : run.placement) again.avoid.insert(share.host);
+    queue_.push_front(std::move(again));
+  }
+  return {};
+}
+
+Result<void> Scheduler::after_failure(const Running& run, const std::string& why) {
+  for (const HostShare& share : run.placement) {
+    streaks_[share.host].push_back(fmt::format("trial {}: {}", run.pending.trial, why));
+    if (auto excluded = exclude_if_failing(share.host); !excluded) {
+      return excluded;
+    }
+  }
+  return {};
+}
+
+// Never the last hosts a trial fits on: a trial that fails everywhere is
+// then the trial's fault, and the others still run.
+Result<void> Scheduler::exclude_if_failing(std::size_t host) {
+  const auto& streak = streaks_[host];
+  if (pool_.excluded(host) || streak.size() < k_failures_to_exclude ||
+      pool_.usable_slots({host}) < config_.np) {
+    return {};
+  }
+  std::string reason = fmt::format("{} trials failed there in a row (", streak.size());
+  for (std::size_t i = 0; i < streak.size(); ++i) {
+    reason += (i ? "; " : "") + streak[i];
+  }
+  reason += ")";
+  pool_.exclude(host);
+  const std::string& name = pool_.host(host).name;
+  outcome_.excluded.emplace_back(name, reason);
+  if (config_.progress) std::fputs("\n", stderr);
+  print_warning(fmt::format("host {} excluded for the rest of the sweep: {}", name, reason));
+  return journal_.append(Json{{"event", "excluded"}, {"host", name}, {"reason", reason}});
+}
+
+void Scheduler::report_trial(const Running& run, const TrialOutcome& out, bool retrying) {
+  if (config_.quiet || config_.progress) {
+    if (config_.progress && out.result != "ok" && out.result != "interrupted") {
+      std::fputs("\n", stderr);
+    } else {
+      return;
+    }
+  }
+  std::string line = fmt::format("ddl: trial {} {} in {:.1f}s on {}", out.trial,
+                                 out.result == "ok" ? "ok" : out.result + " (" + exit_text(out.exit_code) + ")",
+                                 out.seconds, out.hosts);
+  if (out.metric) {
+    line += fmt::format(": {}={}", config_.metric->name, param_text(*out.metric));
+  }
+  line += fmt::format(" ({})", describe(trials_.at(static_cast<std::size_t>(out.trial))));
+  if (retrying) {
+    line += fmt::format("; retrying, attempt {} of {}", run.pending.attempt + 2, config_.retries + 1);
+  }
+  if (out.result != "ok" && out.result != "interrupted") {
+    line += fmt::format("; see {}/output.log", trial_dir(out.trial));
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+void Scheduler::show_progress() {
+  if (!config_.progress) {
+    return;
+  }
+  int done = 0;
+  int failed = 0;
+  const TrialOutcome* best = nullptr;
+  for (const TrialOutcome& out : outcome_.trials) {
+    done += out.result == "ok" || out.result == "failed" || out.result == "launch_error";
+    failed += out.result == "failed" || out.result == "launch_error";
+    if (out.metric && (!best || (config_.metric->maximize ? *out.metric > *best->metric : *out.metric < *best->metric))) {
+      best = &out;
+    }
+  }
+  std::string line = fmt::format("ddl sweep: {}/{} done, {} running, {} failed", done, outcome_.trials.size(),
+                                 running_.size(), failed);
+  if (best) {
+    line += fmt::format(", best {}={} (trial {})", config_.metric->name, param_text(*best->metric), best->trial);
+  }
+  std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  std::fflush(stderr);
+}
+
+} // namespace
+
+std::string trial_folder(int trial) { return fmt::format("trial-{:04}", trial); }
+
+std::vector<std::string> trial_run_args(const SweepConfig& config, const SlotPool& pool, const Trial& trial,
+                                        const Placement& placement, int attempt) {
+  const std::string dir = config.dir + "/" + trial_folder(trial.index);
+  std::vector<std::string> args = config.run_args;
+  for (std::string word : {std::string("-H"), host_spec(pool, placement), std::string("--np"),
+                           std::to_string(config.np), std::string("--log-dir"),
+                           fmt::format("{}/attempt-{}", dir, attempt)}) {
+    args.push_back(std::move(word));
+  }
+  for (const auto& [name, value] : trial_env(trial, dir)) {
+    args.push_back("-x");
+    args.push_back(name + "=" + value);
+  }
+  // One host: the slots' GPUs for all its ranks (several hosts hold them whole).
+  if (placement.size() == 1 && !config.slot_gpus.empty()) {
+    std::string gpus;
+    for (int slot : placement.front().slots) {
+      const std::string& ids = config.slot_gpus.at(placement.front().host).at(static_cast<std::size_t>(slot));
+      gpus += (gpus.empty() || ids.empty() ? "" : ",") + ids;
+    }
+    if (!gpus.empty()) {
+      args.push_back("-x");
+      args.push_back("CUDA_VISIBLE_DEVICES=" + gpus);
+    }
+  }
+  args.push_back("--");
+  for (std::string& word : substitute(config.command, trial, config.shell)) {
+    args.push_back(std::move(word));
+  }
+  return args;
+}
+
+Result<SweepOutcome> run_sweep(const SweepConfig& config, const std::vector<Trial>& trials,
+                               const std::vector<int>& todo, std::vector<TrialOutcome> done, SlotPool& pool,
+                               Journal& journal) {
+  Scheduler scheduler(config, trials, pool, journal, std::move(done));
+  return scheduler.run(todo);
+}
+
+} // namespace ddl::sweep

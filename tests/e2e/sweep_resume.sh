@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# ddl sweep: kill -9 of ddl sweep leaves no trial process behind (each
+# trial's `ddl run` dies with it, and its ranks with that); --resume skips the
+# finished trials and reruns the unfinished ones.
+source "$(dirname "$0")/common.inc"
+marker="ddl-sweep-resume-$$"
+job=$t/resume.toml
+cat >"$job" <<TOML
+[job]
+command = 'echo "{n}" >>"$t/ran"; if [ {n} -ge 2 ]; then sleep 30; fi; echo "loss={n}" # $marker'
+[sweep]
+method = "list"
+metric = { name = "loss" }
+[sweep.parameters]
+n = [0, 1, 2, 3]
+TOML
+left() { pgrep -f -- "$marker" | wc -l; }
+"$DDL" sweep "$job" -H localhost:2 --dir "$t/s" >"$t/out1" 2>"$t/err1" &
+sweep=$!
+# Trials 0 and 1 finish; 2 and 3 then sleep.
+for _ in $(seq 200); do
+  (( $(cat "$t/s/journal.jsonl" 2>/dev/null | grep -c '"final":true') >= 2 )) && (( $(left) >= 2 )) && break
+  sleep 0.05
+done
+(( $(left) >= 2 )) || fail "trials 2 and 3 did not start: $(cat "$t/err1")"
+kill -9 "$sweep"
+wait "$sweep" 2>/dev/null || true
+for _ in $(seq 100); do (( $(left) == 0 )) && break; sleep 0.05; done
+(( $(left) == 0 )) || fail "processes left after kill -9 of ddl sweep: $(pgrep -af -- "$marker")"
+
+# Resume: only 2 and 3 run again, now quickly.
+sed -i 's/sleep 30/sleep 0/' "$job"
+expect_exit 0 "$DDL" sweep --resume "$t/s" "$job" --json
+python3 - "$t/out" "$t/ran" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert [(t["trial"], t["result"], t["metric"]) for t in doc["trials"]] == [(0, "ok", 0), (1, "ok", 1), (2, "ok", 2), (3, "ok", 3)], doc
+ran = open(sys.argv[2]).read().split()
+assert sorted(ran) == ["0", "1", "2", "2", "3", "3"], ran
+PY
+expect_contains "$t/s/journal.jsonl" '"event":"resumed","trials":2'
+# A journal of another sweep's trials is refused.
+sed -i 's/n = \[0, 1, 2, 3\]/n = [0, 1, 2, 3, 4]/' "$job"
+expect_exit 2 "$DDL" sweep --resume "$t/s" "$job"
+expect_contains "$t/err" "now makes other trials than this sweep's journal lists"
