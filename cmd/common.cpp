@@ -29,7 +29,8 @@ void add_common_options(CLI::App& sub, CommonOptions& opts) {
                  "auto (default: mpirun for mpi, slurm inside an allocation, local when every "
                  "host is this machine, else ssh), local, ssh, kubernetes, mpirun or slurm")
       ->check(CLI::IsMember(backend_names()));
-  sub.add_option("--np", opts.overrides.np, "Number of ranks (default: sum of slots)");
+  sub.add_option("--np", opts.overrides.np_range,
+                 "Number of ranks (default: sum of slots); MIN:MAX restarts on fewer hosts when one is lost");
   sub.add_flag("--json", opts.json, "Machine-readable JSON on stdout");
   sub.add_flag("-v,--verbose", opts.verbose, "Explain choices (repeat for debug)");
   sub.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");

@@ -13,7 +13,7 @@ namespace ddl {
 namespace {
 
 Host host_from(const HostSpec& spec, int default_slots, const char* source) {
-  return Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, source};
+  return Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, source, spec.labels};
 }
 
 Result<Inventory> list_inventory(const JobSpec& job) {

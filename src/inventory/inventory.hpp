@@ -18,6 +18,7 @@ struct Host {
   int slots = 1;
   std::vector<int> gpus; // GPU indices known for this host (may be empty)
   std::string source;    // "list", "hostfile", "slurm", "script", "local", "kubernetes"
+  Labels labels{};       // key=value words, node labels, Slurm features
 };
 
 using Inventory = std::vector<Host>;

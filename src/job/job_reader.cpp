@@ -75,7 +75,7 @@ std::string_view type_phrase(toml::node_type type) {
 
 const std::vector<std::string>& section_names() {
   static const std::vector<std::string> names = {
-      "job", "hosts", "launch", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow"};
+      "job", "hosts", "launch", "placement", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow"};
   return names;
 }
 
@@ -84,7 +84,9 @@ const std::vector<std::string>& section_keys(std::string_view section) {
       {"job", {"name", "command", "workdir", "env", "env_pass", "frameworks", "timeout",
                "max_restarts", "grace", "log_dir", "strict_logs"}},
       {"hosts", {"list", "hostfile", "slurm", "discovery_script", "discovery_timeout", "slots"}},
-      {"launch", {"backend", "np", "bind_gpus"}},
+      {"launch", {"backend", "np", "bind_gpus", "min_np", "max_host_losses", "host_failures", "restart_on",
+                  "fail_on", "backoff"}},
+      {"placement", {"strategy", "constraints", "order"}},
       {"ssh", {"user", "port", "identity", "config", "known_hosts", "host_key_check",
                "connect_timeout", "fanout", "remote_ddl"}},
       {"kubernetes", {"namespace", "selector", "container", "kubectl", "context"}},
