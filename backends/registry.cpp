@@ -165,15 +165,14 @@ Choice auto_from_hosts(const Inventory& hosts) {
   return {BackendKind::local, "auto: every host is this machine"};
 }
 
-// The job's hosts: the backend's own (pods), else the host source's.
+} // namespace
+
 Result<Inventory> hosts_for(const JobSpec& job, Backend& backend) {
   if (auto own = backend.own_hosts()) {
     return std::move(*own);
   }
   return discover_hosts(job);
 }
-
-} // namespace
 
 Result<SelectedBackend> select_backend(const JobSpec& job) {
   if (auto problem = mpi_problem(job)) {

@@ -13,6 +13,7 @@
 #include "src/launch/error_file.hpp"
 #include "src/launch/output_lines.hpp"
 #include "src/launch/output_writer.hpp"
+#include "src/plan/placement.hpp"
 #include "src/util/error.hpp"
 
 namespace ddl {
@@ -42,6 +43,7 @@ struct JobSummary {
   std::optional<RankError> rank_error;  // its torch error file, when it wrote one
   std::size_t dropped_lines = 0;  // rank output lines ddl could not print
   std::string log_error;    // why the rank logs are incomplete, "" when they are not
+  std::vector<LeftOutHost> excluded_hosts;  // elastic: hosts left out, and why
 };
 
 // The sinks of a run: tagged lines ("[RANK] line") on ddl's stdout/stderr
@@ -66,6 +68,9 @@ public:
   void line(int rank, Stream stream, std::string_view text, LineEnd end = LineEnd::newline);
   void exited(int rank, const RankExit& how);
   void restarting(int attempt, int max_restarts);
+  // Elastic: `host` is left out from now on ("host_excluded" event, else a
+  // line on stderr).
+  void host_excluded(const LeftOutHost& host, int attempt);
   void summary(const JobSummary& summary);
   // A message of ddl itself on stderr (already formatted, with its newline).
   void message(std::string_view text);

@@ -114,6 +114,12 @@ std::string restart_message(const RankLaunch& launch, const FirstFailure& first,
                      next_attempt + 1, max_restarts + 1);
 }
 
+std::string elastic_restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
+                                    Millis wait) {
+  return fmt::format("ddl: {}; restarting on the hosts left (attempt {}){}\n", describe_failure(launch, first),
+                     next_attempt + 1, wait.count() > 0 ? ", in " + format_duration(wait) : "");
+}
+
 std::string timeout_message(Millis timeout) {
   return fmt::format("ddl: error: timed out after {}\n", format_duration(timeout));
 }
