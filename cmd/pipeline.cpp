@@ -210,16 +210,28 @@ struct Round {
   std::unique_ptr<rendezvous::JobRendezvous> rendezvous;
 };
 
+// The master port a round may keep: the previous round's when rank 0 stays
+// on the same host (the port is this job's own, maybe still in TIME_WAIT).
+struct KeptPort {
+  std::string host;
+  int port = 0;
+};
+
 Result<std::unique_ptr<Round>> start_round(const JobSpec& job, Backend& backend, Plan plan,
-                                           const std::string& error_dir, const std::string& token) {
+                                           const std::string& error_dir, const std::string& token,
+                                           const KeptPort& kept = {}) {
   auto round = std::make_unique<Round>();
   round->plan = std::move(plan);
   LaunchContext& ctx = round->ctx;
-  auto master_port = launch_master_port(job, backend, round->plan);
-  if (!master_port) {
-    return fail(master_port.error());
+  if (!kept.host.empty() && kept.host == round->plan.hosts.front().name) {
+    ctx.master_port = kept.port;
+  } else {
+    auto master_port = launch_master_port(job, backend, round->plan);
+    if (!master_port) {
+      return fail(master_port.error());
+    }
+    ctx.master_port = *master_port;
   }
-  ctx.master_port = *master_port;
   ctx.error_dir = error_dir;
   auto interfaces = job_interfaces(job, backend, round->plan);
   if (!interfaces) {
@@ -339,8 +351,9 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
       return NextRound{nullptr, {}, plan.error().message};
     }
     const std::string token = round->ctx.token;
+    const KeptPort kept{round->plan.hosts.front().name, round->ctx.master_port};
     round.reset();  // the old rendezvous' port is free again
-    auto next = start_round(job, backend, std::move(*plan), error_dir.path(), token);
+    auto next = start_round(job, backend, std::move(*plan), error_dir.path(), token, kept);
     if (!next) {
       return fail(next.error());
     }
