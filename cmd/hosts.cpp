@@ -66,9 +66,12 @@ std::string hosts_table(const JobSpec& job, const Inventory& inventory) {
 }
 
 Json host_json(const Host& host) {
-  Json labels(host.labels);
-  return {{"name", host.name}, {"address", host.address}, {"slots", host.slots}, {"gpus", host.gpus},
-          {"source", host.source}, {"labels", std::move(labels)}};
+  Json entry = {{"name", host.name}, {"address", host.address}, {"slots", host.slots}, {"gpus", host.gpus},
+                {"source", host.source}};
+  if (!host.labels.empty()) {  // the contract's shape stays as it was for hosts without labels
+    entry.update({{"labels", Json(host.labels)}});
+  }
+  return entry;
 }
 
 // `{"hosts": [...]}` and a newline.
