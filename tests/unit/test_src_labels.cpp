@@ -73,7 +73,7 @@ TEST_CASE("job file: [placement] and the elastic [launch] keys", "[labels][resta
         "job.toml:2:23: placement.constraints.gpu: expected a string, got an integer");
 }
 
-TEST_CASE("--np MIN:MAX sets min_np and np", "[labels][restart]") {
+TEST_CASE("np range option (MIN and MAX) sets min_np and np", "[labels][restart]") {
   Overrides range;
   range.np_range = "3:4";
   auto job = parse_job("", "job.toml", range);
