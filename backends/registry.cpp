@@ -182,6 +182,8 @@ Result<Inventory> filtered(Result<Inventory> hosts, const JobSpec& job) {
   return filter_hosts(std::move(*hosts), job.hosts);
 }
 
+} // namespace
+
 // The job's hosts: the backend's own (pods), else the host source's.
 Result<Inventory> hosts_for(const JobSpec& job, Backend& backend) {
   if (auto own = backend.own_hosts()) {
@@ -189,6 +191,8 @@ Result<Inventory> hosts_for(const JobSpec& job, Backend& backend) {
   }
   return filtered(discover_hosts(job), job);
 }
+
+namespace {
 
 // user@host and host:port:slots are ssh logins; other backends cannot honour them.
 Result<void> logins_fit(const Inventory& hosts, std::string_view backend) {

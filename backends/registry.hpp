@@ -11,6 +11,10 @@
 namespace ddl {
 
 // The backend that runs a job and the hosts it runs on.
+// The job's hosts: the backend's own (pods), else the host source's (run
+// again each time: an elastic restart re-reads the source).
+Result<Inventory> hosts_for(const JobSpec& job, Backend& backend);
+
 struct SelectedBackend {
   std::unique_ptr<Backend> backend;
   // The job's host source's, or the backend's own (Kubernetes pods); no GPU

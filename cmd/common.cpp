@@ -70,7 +70,8 @@ void add_common_options(CLI::App& sub, CommonOptions& opts) {
   sub.add_option("--include", opts.overrides.include,
                  "Only these hosts and slots, DeepSpeed's way: host1:0,1@host2");
   sub.add_option("--exclude", opts.overrides.exclude, "All but these hosts and slots: host1:0@host2");
-  sub.add_option("--np", opts.overrides.np, "Number of ranks (default: sum of slots)");
+  sub.add_option("--np", opts.overrides.np_range,
+                 "Number of ranks (default: sum of slots); MIN:MAX restarts on fewer hosts when one is lost");
   sub.add_flag("--json", opts.json, "Machine-readable JSON on stdout");
   sub.add_flag("-v,--verbose", opts.verbose, "Explain choices (repeat for debug)");
   sub.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // `ddl hosts`: the inventory a job would run on.
+#include <algorithm>
 #include <fmt/core.h>
 #include <memory>
 
 #include "backends/registry.hpp"
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
+#include "src/plan/placement.hpp"
 #include "src/util/json.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/table.hpp"
@@ -30,34 +32,67 @@ std::string gpu_list(const Host& host, std::string_view none) {
   return out;
 }
 
-std::string hosts_table(const Inventory& inventory) {
-  std::vector<TableRow> rows = {{"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}};
+bool any_labels(const Inventory& inventory) {
+  return std::ranges::any_of(inventory, [](const Host& host) { return !host.labels.empty(); });
+}
+
+// Why [placement] constraints leave `host` out; "" when they do not.
+std::string left_out_why(const JobSpec& job, const Host& host) {
+  return constraint_problem(job.placement.constraints, host).value_or("");
+}
+
+// One row of the hosts table: LABELS only when some host has one, EXCLUDED
+// only with constraints.
+TableRow host_row(TableRow row, bool labels, std::string label_text, bool constraints, std::string why) {
+  if (labels) {
+    row.push_back(label_text.empty() ? "-" : std::move(label_text));
+  }
+  if (constraints) {
+    row.push_back(why.empty() ? "-" : std::move(why));
+  }
+  return row;
+}
+
+std::string hosts_table(const JobSpec& job, const Inventory& inventory) {
+  const bool labels = any_labels(inventory);
+  const bool constraints = !job.placement.constraints.empty();
+  std::vector<TableRow> rows;
+  rows.push_back(host_row({"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}, labels, "LABELS", constraints, "EXCLUDED"));
   for (const auto& host : inventory) {
-    rows.push_back({host.name, login_address(host), std::to_string(host.slots), gpu_list(host, "-"), host.source});
+    rows.push_back(host_row({host.name, login_address(host), std::to_string(host.slots), gpu_list(host, "-"), host.source},
+                            labels, format_labels(host.labels), constraints, left_out_why(job, host)));
   }
   return align_columns(rows);
 }
 
 // The contract's keys; "user" and "port" only for a host that names them.
 Json host_json(const Host& host) {
-  Json json = {{"name", host.name}, {"address", host.address}, {"slots", host.slots}, {"gpus", host.gpus},
-               {"source", host.source}};
+  Json entry = {{"name", host.name}, {"address", host.address}, {"slots", host.slots}, {"gpus", host.gpus},
+                {"source", host.source}};
   if (!host.user.empty()) {
-    json["user"] = host.user;
+    entry["user"] = host.user;
   }
   if (host.port) {
-    json["port"] = *host.port;
+    entry["port"] = *host.port;
   }
-  return json;
+  if (!host.labels.empty()) {  // the contract's shape stays as it was for hosts without labels
+    entry["labels"] = Json(host.labels);
+  }
+  return entry;
 }
 
 // `{"hosts": [...]}` and a newline.
 std::string hosts_document(Json hosts) { return to_json_text({{"hosts", std::move(hosts)}}) + "\n"; }
 
-std::string hosts_json(const Inventory& inventory) {
+std::string hosts_json(const JobSpec& job, const Inventory& inventory) {
   Json hosts = Json::array();
   for (const auto& host : inventory) {
-    hosts.push_back(host_json(host));
+    Json entry = host_json(host);
+    if (!job.placement.constraints.empty()) {
+      std::string why = left_out_why(job, host);
+      entry.update({{"excluded", why.empty() ? Json(nullptr) : Json(std::move(why))}});
+    }
+    hosts.push_back(std::move(entry));
   }
   return hosts_document(std::move(hosts));
 }
@@ -125,7 +160,7 @@ int run_hosts(const HostsOptions& opts) {
       return report(inventory.error());
     }
   }
-  fmt::print("{}", opts.common.json ? hosts_json(*inventory) : hosts_table(*inventory));
+  fmt::print("{}", opts.common.json ? hosts_json(*job, *inventory) : hosts_table(*job, *inventory));
   return 0;
 }
 

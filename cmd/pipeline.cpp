@@ -13,6 +13,7 @@
 #include "cmd/verbose.hpp"
 #include "rendezvous/launcher.hpp"
 #include "src/launch/live_server.hpp"
+#include "src/launch/restart_policy.hpp"
 #include "src/launch/supervisor.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/file.hpp"
@@ -201,6 +202,7 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
     return fail(plan.error());
   }
   planned.plan = std::move(*plan);
+  planned.hosts = std::move(*hosts);
   if (stop::requested()) {
     return fail(stop::error("planning the job"));
   }
@@ -233,65 +235,187 @@ RankPlace rank_place(const Backend& backend) {
   return backend.ranks_are_local() ? RankPlace::this_machine : RankPlace::remote;
 }
 
-Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOptions& options,
-                       const AfterRanks& after_ranks) {
-  Backend& backend = *planned.backend;
-  const Plan& plan = planned.plan;
+namespace {
+
+// One plan's launch: its context (master port, interfaces, rendezvous) and
+// rendezvous. An elastic restart on fewer hosts starts a new round.
+struct Round {
+  Plan plan;
   LaunchContext ctx;
-  auto master_port = launch_master_port(job, backend, plan);
-  if (!master_port) {
-    return fail(master_port.error());
+  std::unique_ptr<rendezvous::JobRendezvous> rendezvous;
+};
+
+// The master port a round may keep: the previous round's when rank 0 stays
+// on the same host (the port is this job's own, maybe still in TIME_WAIT).
+struct KeptPort {
+  std::string host;
+  int port = 0;
+};
+
+Result<std::unique_ptr<Round>> start_round(const JobSpec& job, Backend& backend, Plan plan,
+                                           const std::string& error_dir, const std::string& token,
+                                           const KeptPort& kept = {}) {
+  auto round = std::make_unique<Round>();
+  round->plan = std::move(plan);
+  LaunchContext& ctx = round->ctx;
+  if (!kept.host.empty() && kept.host == round->plan.hosts.front().name) {
+    ctx.master_port = kept.port;
+  } else {
+    auto master_port = launch_master_port(job, backend, round->plan);
+    if (!master_port) {
+      return fail(master_port.error());
+    }
+    ctx.master_port = *master_port;
   }
-  ctx.master_port = *master_port;
-  ErrorDir error_dir;
-  if (auto made = error_dir.make(job, backend); !made) {
-    return fail(made.error());
-  }
-  ctx.error_dir = error_dir.path();
-  auto interfaces = job_interfaces(job, backend, plan);
+  ctx.error_dir = error_dir;
+  auto interfaces = job_interfaces(job, backend, round->plan);
   if (!interfaces) {
     return fail(interfaces.error());
   }
   ctx.interfaces = std::move(*interfaces);
-  // Before any rank: its address and a fresh token go into every rank's env.
+  // Before any rank: its address and the token go into every rank's env.
   ctx.horovod_gloo = uses_horovod_gloo(job, backend);
-  auto rendezvous = rendezvous::JobRendezvous::start(job, plan, backend.ranks_are_local(), ctx.horovod_gloo);
+  auto rendezvous =
+      rendezvous::JobRendezvous::start(job, round->plan, backend.ranks_are_local(), ctx.horovod_gloo, token);
   if (!rendezvous) {
     return fail(rendezvous.error());
   }
-  ctx.rendezvous = (*rendezvous)->endpoint();
-  ctx.token = (*rendezvous)->token();
-  ctx.horovod_address = (*rendezvous)->horovod_address();
-  ctx.horovod_port = std::to_string((*rendezvous)->horovod_port());
+  round->rendezvous = std::move(*rendezvous);
+  ctx.rendezvous = round->rendezvous->endpoint();
+  ctx.token = round->rendezvous->token();
+  ctx.horovod_address = round->rendezvous->horovod_address();
+  ctx.horovod_port = std::to_string(round->rendezvous->horovod_port());
   log_ports(ctx);
+  return round;
+}
+
+// Elastic: `hosts` without the excluded ones and without those failing the
+// backend's preflight (excluded now). False when that passes max_host_losses.
+bool usable_hosts(Backend& backend, Inventory& hosts, RestartPolicy& policy) {
+  std::erase_if(hosts, [&](const Host& host) { return policy.is_excluded(host.name); });
+  auto problems = backend.preflight(hosts);
+  bool within_limit = true;
+  for (std::size_t i = 0; i < hosts.size() && i < problems.size(); ++i) {
+    if (!problems[i].empty()) {
+      within_limit = policy.exclude(hosts[i].name, problems[i]) && within_limit;
+    }
+  }
+  std::erase_if(hosts, [&](const Host& host) { return policy.is_excluded(host.name); });
+  return within_limit;
+}
+
+// The hosts found again (the host source re-run), as plan_job finds them.
+Result<Inventory> hosts_again(const JobSpec& job, Backend& backend) {
+  auto found = hosts_for(job, backend);
+  if (!found) {
+    return fail(found.error());
+  }
+  Result<Inventory> hosts = routable_addresses(backend.resolve_addresses(std::move(*found)), backend.ranks_are_local());
+  if (job.hosts.slots_from_gpus) {
+    hosts = backend.probe_gpus(std::move(*hosts));
+  }
+  return hosts;
+}
+
+// The plan on the usable hosts, or why there is none ("" plan on success).
+Result<Plan> elastic_plan(const JobSpec& job, Backend& backend, Inventory hosts, RestartPolicy& policy) {
+  if (!usable_hosts(backend, hosts, policy)) {
+    return fail(ExitCode::launch, fmt::format("{} hosts lost, more than launch.max_host_losses {}",
+                                              policy.host_losses(), policy.rules().max_host_losses.value_or(0)));
+  }
+  if (stop::requested()) {
+    return fail(stop::error("checking the hosts"));
+  }
+  if (hosts.empty()) {
+    return fail(ExitCode::launch, "no host left");
+  }
+  auto plan = make_plan(job, hosts);
+  if (!plan) {
+    return fail(ExitCode::launch, plan.error().message);
+  }
+  return plan;
+}
+
+} // namespace
+
+Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOptions& options,
+                       const AfterRanks& after_ranks) {
+  Backend& backend = *planned.backend;
+  RestartPolicy policy(restart_rules(job, options.max_restarts));
+  if (policy.elastic()) {
+    auto plan = elastic_plan(job, backend, planned.hosts, policy);
+    if (!plan) {
+      return fail(plan.error().code, "cannot start: " + plan.error().message);
+    }
+    planned.plan = std::move(*plan);
+  }
+  ErrorDir error_dir;
+  if (auto made = error_dir.make(job, backend); !made) {
+    return fail(made.error());
+  }
+  auto first = start_round(job, backend, planned.plan, error_dir.path(), {});
+  if (!first) {
+    return fail(first.error());
+  }
+  std::unique_ptr<Round> round = std::move(*first);
   SupervisorOptions supervisor;
   supervisor.timeout = job.timeout;
   supervisor.deadline = stop::deadline();
   supervisor.max_restarts = options.max_restarts;
   supervisor.grace = job.grace;
   supervisor.output = options.output;
-  supervisor.output.secrets = {ctx.token};  // never printed, logged or sent as an event
-  supervisor.watchdog = [&] { return (*rendezvous)->overdue(); };
+  supervisor.output.secrets = {round->ctx.token};  // never printed, logged or sent as an event
+  supervisor.watchdog = [&] { return round->rendezvous->overdue(); };
+  supervisor.policy = &policy;
   auto live = options.live ? start_live(job, planned) : nullptr;
   if (live) {
     attach_live(*live, supervisor);
   }
   const RankPlace place = rank_place(backend);
   auto build = [&](int attempt) -> Result<std::vector<RankLaunch>> {
-    (*rendezvous)->begin_attempt(attempt);
-    LaunchContext attempt_ctx = ctx;
+    round->rendezvous->begin_attempt(attempt);
+    LaunchContext attempt_ctx = round->ctx;
     attempt_ctx.attempt = attempt;
-    std::vector<RankLaunch> launches = build_launches(job, plan, attempt_ctx, place, environ);
-    log_rank_launches(launches, {ctx.token});
+    std::vector<RankLaunch> launches = build_launches(job, round->plan, attempt_ctx, place, environ);
+    log_rank_launches(launches, {round->ctx.token});
     return launches;
   };
-  auto code = supervise(backend, plan, build, supervisor);
+  supervisor.replan = [&](int attempt, RestartPolicy& rules) -> Result<NextRound> {
+    auto hosts = hosts_again(job, backend);
+    if (!hosts) {
+      return NextRound{nullptr, {}, "the host source failed: " + hosts.error().message};
+    }
+    auto plan = elastic_plan(job, backend, std::move(*hosts), rules);
+    if (!plan) {
+      if (stop::is_stop_error(plan.error())) {
+        return fail(plan.error());
+      }
+      return NextRound{nullptr, {}, plan.error().message};
+    }
+    const std::string token = round->ctx.token;
+    const KeptPort kept{round->plan.hosts.front().name, round->ctx.master_port};
+    round.reset();  // the old rendezvous' port is free again
+    auto next = start_round(job, backend, std::move(*plan), error_dir.path(), token, kept);
+    if (!next) {
+      return fail(next.error());
+    }
+    round = std::move(*next);
+    auto launches = build(attempt);
+    if (!launches) {
+      return fail(launches.error());
+    }
+    if (auto prepared = backend.prepare(round->plan, *launches); !prepared) {
+      return fail(prepared.error());
+    }
+    return NextRound{&round->plan, std::move(*launches), {}};
+  };
+  auto code = supervise(backend, round->plan, build, supervisor);
   backend.shutdown();
   if (live) {
     live->finished(code ? *code : to_int(code.error().code));
   }
-  if (after_ranks) {
-    after_ranks((*rendezvous)->server());
+  if (after_ranks && round) {
+    after_ranks(round->rendezvous->server());
   }
   return code;
 }

@@ -23,6 +23,7 @@ struct PlannedJob {
   std::unique_ptr<Backend> backend;
   std::string backend_why;  // how auto chose it; "" when the job named it
   Plan plan;
+  Inventory hosts{};        // every host found, before placement
 };
 
 // slots = "gpus": each host's GPUs probed through the backend, then
@@ -73,8 +74,10 @@ using AfterRanks = std::function<void(rendezvous::Server&)>;
 
 // Launches the planned job: the master port, the job rendezvous (a fresh
 // token; exit 4 when its timeout passes), every attempt's launches, the gang
-// supervised to its end, then the backend shut down. Returns the job's exit
-// code, or ddl's own error.
+// supervised to its end, then the backend shut down. Elastic ([launch]
+// min_np): hosts failing the preflight are left out first, and a restart
+// re-runs the host source and plans again without the excluded hosts.
+// Returns the job's exit code, or ddl's own error.
 Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOptions& options,
                        const AfterRanks& after_ranks = {});
 

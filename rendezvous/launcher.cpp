@@ -9,10 +9,11 @@
 namespace ddl::rendezvous {
 
 Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, const Plan& plan,
-                                                            bool ranks_are_local, bool horovod_gloo) {
+                                                            bool ranks_are_local, bool horovod_gloo,
+                                                            const std::string& given_token) {
   auto address = rendezvous_address(job, plan, ranks_are_local);
   if (!address) return fail(address.error());
-  auto token = generate_token();
+  auto token = given_token.empty() ? generate_token() : Result<std::string>(given_token);
   if (!token) return fail(token.error());
   auto rendezvous = std::make_unique<JobRendezvous>();
   ServerOptions options;

@@ -20,8 +20,10 @@ public:
   // Generates the token, resolves [rendezvous] address (see bind_address
   // for `ranks_are_local`), binds, starts; with `horovod_gloo`, Horovod's
   // HTTP rendezvous too, on the same address and a port of its own.
+  // `token` non-empty: that one instead of a fresh one (an elastic restart
+  // keeps the job's token, which ddl's output already redacts).
   static Result<std::unique_ptr<JobRendezvous>> start(const JobSpec& job, const Plan& plan, bool ranks_are_local,
-                                                      bool horovod_gloo = false);
+                                                      bool horovod_gloo = false, const std::string& token = {});
 
   const std::string& endpoint() const { return endpoint_; }  // DDL_RENDEZVOUS
   const std::string& token() const { return token_; }        // DDL_TOKEN; never print it

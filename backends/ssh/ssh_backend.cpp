@@ -115,6 +115,17 @@ std::vector<HostCheck> SshBackend::check(const Inventory& hosts) {
   return ssh_check_hosts(options_, ddl_path(), hosts);
 }
 
+std::vector<std::string> SshBackend::preflight(const Inventory& hosts) {
+  auto checks = check(hosts);
+  std::vector<std::string> problems(hosts.size());
+  for (std::size_t i = 0; i < hosts.size() && i < checks.size(); ++i) {
+    if (!checks[i].reachable) {
+      problems[i] = "preflight: " + (checks[i].error.empty() ? std::string("not reachable") : checks[i].error);
+    }
+  }
+  return problems;
+}
+
 std::optional<Result<int>> SshBackend::master_port(const Host& host, int first, int count) {
   return ssh_master_port(options_, host, first, count);
 }

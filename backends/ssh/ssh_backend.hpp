@@ -28,6 +28,8 @@ public:
   Inventory resolve_addresses(Inventory hosts) override;
   Result<Inventory> probe_gpus(Inventory hosts) override;
   std::vector<HostCheck> check(const Inventory& hosts) override;
+  // check()'s connection per host: an unreachable host fails.
+  std::vector<std::string> preflight(const Inventory& hosts) override;
   // Reads the ports in use there (/proc/net/tcp, tcp6) over one session.
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
   std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;

@@ -195,7 +195,7 @@ Result<Inventory> script_inventory(const std::string& script, Millis timeout, in
   }
   Inventory inventory;
   for (const auto& spec : *specs) {
-    inventory.push_back(Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, "script"});
+    inventory.push_back(Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, "script", spec.user, spec.port, spec.labels});
   }
   return inventory;
 }

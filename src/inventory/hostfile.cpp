@@ -125,9 +125,16 @@ std::optional<LineError> apply_token(const std::string& token, HostSpec& spec) {
   if (is_one_of(key, k_max_slot_keys)) {
     return slot_count(value) ? std::nullopt : std::optional(LineError{bad_slots(value)});
   }
+  // Any other KEY=VALUE is a label ("rack=r1"), unless it looks like a
+  // misspelt slot key: that stays an error, not a silent label.
   std::string hint = did_you_mean(key, {"slots", "max_slots"});
-  return LineError{fmt::format("unknown key '{}'{}", key,
-                               hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint))};
+  if (!hint.empty()) {
+    return LineError{fmt::format("unknown key '{}'; did you mean '{}'?", key, hint)};
+  }
+  if (auto why = add_label(token, spec.labels)) {
+    return LineError{*why};
+  }
+  return std::nullopt;
 }
 
 std::variant<HostSpec, LineError> parse_line(std::string_view line) {

@@ -13,7 +13,7 @@ namespace ddl {
 namespace {
 
 Host host_from(const HostSpec& spec, int default_slots, const char* source) {
-  return Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, source, spec.user, spec.port};
+  return Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, source, spec.user, spec.port, spec.labels};
 }
 
 // A host listed again, as mpirun reads "-H a,a,b": its slots add up. Refused

@@ -20,6 +20,7 @@ struct Host {
   std::string source;    // "list", "hostfile", "slurm", "script", "local", "kubernetes"
   std::string user{};       // "user@host" in a list: the ssh login ("" = [ssh] user)
   std::optional<int> port{};  // "host:port:slots" in a list: the ssh port
+  Labels labels{};       // key=value words, node labels, Slurm features
 };
 
 // "ml@10.0.0.5:2222" (brackets around an IPv6 address with a port), or the

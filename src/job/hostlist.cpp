@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Slurm-style hostlist expansion: "node[01-04,07]:8,gpu-a:4".
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/core.h>
@@ -249,7 +250,64 @@ Result<std::vector<HostSpec>> expand_login_item(std::string_view item) {
   return hosts;
 }
 
+bool is_label_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '/' || c == '-';
+}
+
+// "node[01-02]:8 rack=r1": the host part, then its labels.
+Result<std::vector<HostSpec>> expand_labelled_item(std::string_view item) {
+  std::size_t blank = item.find_first_of(" \t");
+  if (blank == std::string_view::npos) {
+    return expand_login_item(item);
+  }
+  Labels labels;
+  std::string words(item.substr(blank));
+  std::ranges::replace(words, '\t', ' ');
+  for (const std::string& word : split(words, ' ')) {
+    std::string_view label = trim(word);
+    if (label.empty()) {
+      continue;
+    }
+    if (label.find('=') == std::string_view::npos) {
+      return expand_login_item(item);  // not a label: a host name with a space, refused as such
+    }
+    if (auto why = add_label(label, labels)) {
+      return bad(fmt::format("{} in {}", *why, show(item)));
+    }
+  }
+  auto hosts = expand_login_item(item.substr(0, blank));
+  if (hosts) {
+    for (HostSpec& host : *hosts) {
+      host.labels = labels;
+    }
+  }
+  return hosts;
+}
+
 } // namespace
+
+std::optional<std::string> add_label(std::string_view word, Labels& labels) {
+  const std::size_t eq = word.find('=');
+  const std::string_view key = word.substr(0, eq);
+  const std::string_view value = eq == std::string_view::npos ? std::string_view{} : word.substr(eq + 1);
+  if (eq == std::string_view::npos || key.empty() || !std::ranges::all_of(key, is_label_char) ||
+      !std::ranges::all_of(value, is_label_char)) {
+    return fmt::format("bad label {}: expected KEY=VALUE of letters, digits and . _ / -", show(word));
+  }
+  if (!labels.emplace(std::string(key), std::string(value)).second) {
+    return fmt::format("label {} given twice", show(key));
+  }
+  return std::nullopt;
+}
+
+std::string format_labels(const Labels& labels) {
+  std::string out;
+  for (const auto& [key, value] : labels) {
+    out += (out.empty() ? "" : " ") + key + "=" + value;
+  }
+  return out;
+}
 
 Result<std::vector<HostSpec>> expand_hostlist(std::string_view text) {
   if (trim(text).empty()) {
@@ -274,7 +332,7 @@ Result<std::vector<HostSpec>> expand_hostlist(std::string_view text) {
     if (item.empty()) {
       return bad(fmt::format("empty host in {}", show(text)));
     }
-    auto expanded = expand_login_item(item);
+    auto expanded = expand_labelled_item(item);
     if (!expanded) {
       return fail(expanded.error());
     }

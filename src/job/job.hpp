@@ -11,6 +11,7 @@
 #include "src/util/env.hpp"
 #include "src/util/error.hpp"
 #include "src/util/rank_list.hpp"
+#include "src/job/hostlist.hpp"
 #include "src/job/limits.hpp"
 #include "src/job/sweep_spec.hpp"
 
@@ -42,8 +43,24 @@ struct HostsSection {
 
 struct LaunchSection {
   BackendKind backend = BackendKind::automatic;
-  std::optional<int> np;          // default: sum of slots
+  std::optional<int> np;          // default: sum of slots; with min_np the most
   bool bind_gpus = true;
+  // Elastic restarts (min_np set): a lost host is left out and the gang
+  // restarts on the hosts left when they still have min_np slots.
+  std::optional<int> min_np;
+  std::optional<int> max_host_losses;  // nullopt: min_np is the only limit
+  int host_failures = 0;          // a host whose ranks fail this often is lost; 0: never
+  std::vector<int> restart_on;    // non-empty: only these exit codes restart
+  std::vector<int> fail_on;       // these exit codes never restart
+  Millis backoff{0};              // before restart N: backoff * 2^(N-1), at most 1 min
+};
+
+// [placement]: which hosts get ranks and in what order (src/plan/placement.hpp).
+enum class PlacementStrategy { in_order, pack, spread };
+struct PlacementSection {
+  PlacementStrategy strategy = PlacementStrategy::in_order;  // key absent: hosts in order
+  Labels constraints;             // hosts whose labels do not match are left out
+  std::string order;              // a label: hosts sharing its value get adjacent ranks
 };
 
 struct SshSection {
@@ -112,6 +129,7 @@ struct JobSpec {
 
   HostsSection hosts;
   LaunchSection launch;
+  PlacementSection placement;
   SshSection ssh;
   KubernetesSection kubernetes;
   SlurmSection slurm;
@@ -130,6 +148,7 @@ struct Overrides {
   std::optional<int> np;
   std::optional<std::string> include;      // --include host1:0,1@host2
   std::optional<std::string> exclude;      // --exclude
+  std::optional<std::string> np_range;     // --np: "N" or "MIN:MAX" (elastic)
   std::optional<std::string> timeout;      // duration text
   std::optional<int> max_restarts;
   std::optional<std::string> log_dir;
@@ -169,5 +188,6 @@ std::optional<BackendKind> parse_backend(std::string_view text);
 // Every value of [launch] backend and --backend, in order ("auto" first).
 const std::vector<std::string>& backend_names();
 std::string_view to_string(HostKeyCheck check);
+std::string_view to_string(PlacementStrategy strategy);
 
 } // namespace ddl

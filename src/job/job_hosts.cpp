@@ -266,6 +266,9 @@ void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Dia
       job.launch.np = *o.np;
     }
   }
+  if (o.np_range) {
+    apply_np_range(*o.np_range, job, diag);
+  }
   if (o.timeout) {
     auto timeout = parse_duration(*o.timeout);
     if (!timeout) {

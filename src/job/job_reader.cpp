@@ -75,7 +75,8 @@ std::string_view type_phrase(toml::node_type type) {
 
 const std::vector<std::string>& section_names() {
   static const std::vector<std::string> names = {
-      "job", "hosts", "launch", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow", "sweep"};
+      "job", "hosts", "launch", "placement", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow",
+      "sweep"};
   return names;
 }
 
@@ -85,7 +86,9 @@ const std::vector<std::string>& section_keys(std::string_view section) {
                "max_restarts", "grace", "log_dir", "strict_logs", "output_ranks", "prefix", "timestamps",
                "split_logs", "fold"}},
       {"hosts", {"list", "hostfile", "slurm", "discovery_script", "discovery_timeout", "slots"}},
-      {"launch", {"backend", "np", "bind_gpus"}},
+      {"launch", {"backend", "np", "bind_gpus", "min_np", "max_host_losses", "host_failures", "restart_on",
+                  "fail_on", "backoff"}},
+      {"placement", {"strategy", "constraints", "order"}},
       {"ssh", {"user", "port", "identity", "config", "known_hosts", "host_key_check",
                "connect_timeout", "fanout", "remote_ddl"}},
       {"kubernetes", {"namespace", "selector", "container", "kubectl", "context"}},

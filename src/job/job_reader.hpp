@@ -97,6 +97,12 @@ struct SourcePlaces {
   Position fold;
 };
 
+// [placement]; the elastic keys of [launch] (job_placement.cpp).
+void read_placement(const Section& s, JobSpec& job);
+void read_elastic(const Section& launch, JobSpec& job);
+// --np "N" or "MIN:MAX" (MIN sets launch.min_np).
+void apply_np_range(const std::string& text, JobSpec& job, Diagnostics& diag);
+
 void read_sections(const toml::table& root, const std::string& origin, JobSpec& job,
                    SourcePlaces& places, Diagnostics& diag);
 // [sweep] (`section` null when absent): sets job.sweep.

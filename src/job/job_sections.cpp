@@ -232,6 +232,8 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
     job.launch.np = np;
   }
   launch.read_bool("bind_gpus", job.launch.bind_gpus);
+  read_elastic(launch, job);
+  read_placement(Section(table("placement"), "placement", diag), job);
 
   Section ssh(table("ssh"), "ssh", diag);
   ssh.read_string("user", job.ssh.user);

@@ -68,6 +68,15 @@ std::string_view to_string(HostKeyCheck check) {
   return "yes";
 }
 
+std::string_view to_string(PlacementStrategy strategy) {
+  switch (strategy) {
+  case PlacementStrategy::in_order: return "in order";
+  case PlacementStrategy::pack: return "pack";
+  case PlacementStrategy::spread: return "spread";
+  }
+  return "in order";
+}
+
 std::optional<BackendKind> parse_backend(std::string_view text) {
   for (auto kind : {BackendKind::automatic, BackendKind::local, BackendKind::ssh,
                     BackendKind::kubernetes, BackendKind::mpirun, BackendKind::slurm}) {

@@ -73,6 +73,12 @@ public:
   // `hosts --check`: one entry per host, in order. Default: "--check is not
   // available for the NAME backend" on every host.
   virtual std::vector<HostCheck> check(const Inventory& hosts);
+  // Elastic preflight: per host, in order, "" when the backend reaches it,
+  // else why not. A host that fails is left out of the plan. Default: every
+  // host "" (the backend cannot look; prepare() reports problems).
+  virtual std::vector<std::string> preflight(const Inventory& hosts) {
+    return std::vector<std::string>(hosts.size());
+  }
   // torch.master_port on rank 0's `host`, looked at there: `first` 0 finds
   // `count` free consecutive ports; else the run from `first` is checked and
   // a port in use is an error (ExitCode::launch) naming it. nullopt: this

@@ -362,8 +362,42 @@ void Output::restarting(int attempt, int max_restarts) {
   }
 }
 
+void Output::host_excluded(const LeftOutHost& host, int attempt) {
+  if (!options_.json) {
+    write_err(fmt::format("ddl: leaving out host {}: {}\n", host.name, host.why));
+    return;
+  }
+  Json excluded = event("host_excluded");
+  excluded.update({{"host", host.name}, {"why", host.why}, {"attempt", attempt}});
+  write_out(to_json_text(excluded) + "\n");
+}
+
+namespace {
+
+Json excluded_json(const std::vector<LeftOutHost>& hosts) {
+  Json list = Json::array();
+  for (const auto& host : hosts) {
+    list.push_back({{"host", host.name}, {"why", host.why}});
+  }
+  return list;
+}
+
+std::string excluded_text(const std::vector<LeftOutHost>& hosts) {
+  std::string out;
+  for (const auto& host : hosts) {
+    out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", host.name, host.why);
+  }
+  return out;
+}
+
+} // namespace
+
 void Output::summary(const JobSummary& summary) {
   if (!options_.json) {
+    if (!summary.excluded_hosts.empty()) {
+      write_err(fmt::format("ddl: excluded host{}: {}\n", summary.excluded_hosts.size() == 1 ? "" : "s",
+                            excluded_text(summary.excluded_hosts)));
+    }
     if (summary.dropped_lines > 0) {
       write_err(fmt::format("ddl: {} lines of rank output were dropped: ddl's stdout or stderr was not being read\n",
                             summary.dropped_lines));
@@ -391,6 +425,9 @@ void Output::summary(const JobSummary& summary) {
   }
   if (!summary.log_error.empty()) {
     done["log_error"] = summary.log_error;
+  }
+  if (!summary.excluded_hosts.empty()) {
+    done["excluded_hosts"] = excluded_json(summary.excluded_hosts);
   }
   write_out(to_json_text(done) + "\n");
 }

@@ -15,6 +15,7 @@
 #include "src/launch/output_fold.hpp"
 #include "src/launch/output_lines.hpp"
 #include "src/launch/output_writer.hpp"
+#include "src/plan/placement.hpp"
 #include "src/util/error.hpp"
 #include "src/util/line_prefix.hpp"
 #include "src/util/rank_list.hpp"
@@ -63,6 +64,7 @@ struct JobSummary {
   std::optional<RankError> rank_error;  // its torch error file, when it wrote one
   std::size_t dropped_lines = 0;  // rank output lines ddl could not print
   std::string log_error;    // why the rank logs are incomplete, "" when they are not
+  std::vector<LeftOutHost> excluded_hosts;  // elastic: hosts left out, and why
 };
 
 // The sinks of a run: tagged lines ("[RANK] line") on ddl's stdout/stderr
@@ -81,12 +83,18 @@ public:
 
   // Opens DIR/rank-R.attempt-A.log for every rank (creating DIR).
   Result<void> begin_attempt(int attempt, int world_size);
+  // A re-planned gang (an elastic restart on fewer hosts): the ranks' hosts
+  // and local ranks for prefixes and --fold headers. Between attempts only.
+  void set_labels(std::vector<RankLabel> labels) { options_.labels = std::move(labels); }
   void end_attempt();
 
   void started(int rank, std::string_view host, long pid, int attempt);
   void line(int rank, Stream stream, std::string_view text, LineEnd end = LineEnd::newline);
   void exited(int rank, const RankExit& how);
   void restarting(int attempt, int max_restarts);
+  // Elastic: `host` is left out from now on ("host_excluded" event, else a
+  // line on stderr).
+  void host_excluded(const LeftOutHost& host, int attempt);
   void summary(const JobSummary& summary);
   // A message of ddl itself on stderr (already formatted, with its newline).
   void message(std::string_view text);

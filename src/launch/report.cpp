@@ -116,6 +116,12 @@ std::string restart_message(const RankLaunch& launch, const FirstFailure& first,
                      next_attempt, next_attempt, max_restarts);
 }
 
+std::string elastic_restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
+                                    Millis wait) {
+  return fmt::format("ddl: {}; restarting on the hosts left (DDL_ATTEMPT={}){}\n", describe_failure(launch, first),
+                     next_attempt, wait.count() > 0 ? ", in " + format_duration(wait) : "");
+}
+
 std::string timeout_message(Millis timeout) {
   return fmt::format("ddl: error: timed out after {}\n", format_duration(timeout));
 }

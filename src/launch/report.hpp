@@ -55,6 +55,11 @@ std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
 std::string restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
                             int max_restarts);
 
+// Elastic: "ddl: rank 1 on h2 exited with code 3 after 1s; restarting on
+// the hosts left (attempt 2), in 2s".
+std::string elastic_restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
+                                    Millis wait);
+
 // "ddl: error: timed out after 2h".
 std::string timeout_message(Millis timeout);
 

@@ -37,6 +37,7 @@ public:
   StopReason reason = StopReason::none;
   int stop_signal = 0;          // for StopReason::signal
   FirstFailure first;
+  std::vector<RankFailure> failures;  // every failed rank, in the order seen
   Error launch_error;
   Error watchdog_error;
   SteadyClock::time_point started_at = SteadyClock::now();
@@ -137,6 +138,9 @@ void Attempt::handle_exits() {
     }
     exited_[index] = true;
     --running_;
+    if (is_failure(how)) {
+      failures.push_back({rank, gang_.launches()[index].host.name, how});
+    }
     if (is_failure(how) && first.rank < 0) {
       first = FirstFailure{rank, how, seconds_since(started_at)};
       if (reason == StopReason::none) {
@@ -247,11 +251,33 @@ OutputOptions with_labels(OutputOptions options, const Plan& plan) {
 
 } // namespace
 
-Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& build,
+namespace {
+
+// Waits `wait` before the next attempt; a signal to ddl cuts it short and
+// is returned.
+std::optional<int> wait_for_restart(Millis wait) {
+  const auto until = SteadyClock::now() + wait;
+  while (SteadyClock::now() < until) {
+    pollfd fd{SignalPipe::fd(), POLLIN, 0};
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - SteadyClock::now()).count();
+    ::poll(&fd, 1, static_cast<int>(std::clamp<long long>(left, 0, 60'000)));
+    if (auto pending = SignalPipe::take(); !pending.empty()) {
+      return pending.front();
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuilder& build,
                       const SupervisorOptions& options) {
   if (auto installed = SignalPipe::install(); !installed) {
     return fail(installed.error());
   }
+  const Plan* plan = &first_plan;
+  RestartPolicy fallback(RestartRules{.max_restarts = options.max_restarts});
+  RestartPolicy& policy = options.policy != nullptr ? *options.policy : fallback;
   // Attempt 0's launches are built first: prepare() checks what they run.
   auto launches = build(0);
   if (!launches) {
@@ -260,24 +286,33 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
   if (stop::requested()) {
     return fail(stop::error("preparing the launch"));
   }
-  if (auto prepared = backend.prepare(plan, *launches); !prepared) {
+  if (auto prepared = backend.prepare(*plan, *launches); !prepared) {
     bool stopped = stop::requested() && !stop::is_stop_error(prepared.error());
     return fail(stopped ? stop::error("preparing the hosts") : prepared.error());
   }
-  Output output(with_labels(options.output, plan));
+  Output output(with_labels(options.output, first_plan));
+  std::size_t announced = 0;  // excluded hosts already named
+  auto announce_excluded = [&](int attempt) {
+    for (; announced < policy.excluded().size(); ++announced) {
+      output.host_excluded(policy.excluded()[announced], attempt);
+    }
+  };
+  announce_excluded(0);
   auto job_start = SteadyClock::now();
   std::optional<SteadyClock::time_point> deadline = options.deadline;
   if (options.timeout && !deadline) {
     deadline = job_start + *options.timeout;
   }
+  bool replanned = false;
   for (int attempt = 0;; ++attempt) {
-    if (attempt > 0) {
+    if (attempt > 0 && !replanned) {
       launches = build(attempt);
       if (!launches) {
         return fail(launches.error());
       }
     }
-    if (auto opened = output.begin_attempt(attempt, plan.world_size); !opened) {
+    replanned = false;
+    if (auto opened = output.begin_attempt(attempt, plan->world_size); !opened) {
       return fail(opened.error());
     }
     const auto attempt_start = std::chrono::system_clock::now();
@@ -299,23 +334,55 @@ Result<int> supervise(Backend& backend, const Plan& plan, const LaunchBuilder& b
         end.rank_error = read_rank_error(backend, failed, attempt_start);
       }
     }
+    std::string not_restarted;
     if (run.reason == StopReason::failed) {
       if (auto pending = SignalPipe::take(); !pending.empty()) {
         // Interrupted while the gang stopped: no restart.
         end.reason = StopReason::signal;
         end.stop_signal = pending.front();
-      } else if (attempt < options.max_restarts) {
+      } else {
+        RestartDecision decision = policy.after_failure(run.failures);
         const RankLaunch& failed = gang.launches().at(static_cast<std::size_t>(run.first.rank));
-        output.message(restart_message(failed, run.first, attempt + 1, options.max_restarts));
-        output.restarting(attempt + 1, options.max_restarts);
-        continue;
+        announce_excluded(attempt + 1);
+        not_restarted = decision.why;
+        if (decision.verdict != Verdict::stop) {
+          output.message(decision.lost.empty() && decision.verdict == Verdict::restart
+                             ? restart_message(failed, run.first, attempt + 1, options.max_restarts)
+                             : elastic_restart_message(failed, run.first, attempt + 1, decision.wait));
+          output.restarting(attempt + 1, options.max_restarts);
+          if (auto interrupted = wait_for_restart(decision.wait)) {
+            end.reason = StopReason::signal;
+            end.stop_signal = *interrupted;
+          } else if (decision.verdict == Verdict::restart) {
+            continue;
+          } else {
+            backend.shutdown();
+            auto next = options.replan(attempt + 1, policy);
+            announce_excluded(attempt + 1);
+            if (!next) {
+              return fail(next.error());
+            }
+            if (next->not_enough.empty()) {
+              plan = next->plan;
+              output.set_labels(rank_labels(*plan));
+              launches = std::move(next->launches);
+              replanned = true;
+              continue;
+            }
+            not_restarted = next->not_enough;
+          }
+        }
       }
+    }
+    if (!not_restarted.empty()) {
+      output.message(fmt::format("ddl: not restarted: {}\n", not_restarted));
     }
     end.error = run.reason == StopReason::watchdog ? run.watchdog_error : run.launch_error;
     report_end(output, gang, end, attempt + 1, options);
     JobSummary summary = job_summary(end, attempt + 1, seconds_since(job_start));
     summary.dropped_lines = output.dropped_lines();
     summary.log_error = output.log_error();
+    summary.excluded_hosts = policy.excluded();
     if (options.output.strict_logs && !summary.log_error.empty() && summary.exit_code == 0) {
       summary.exit_code = static_cast<int>(ExitCode::launch);
       summary.result = "log_error";

@@ -11,9 +11,23 @@
 #include "src/launch/output.hpp"
 #include "src/launch/rank_signals.hpp"
 #include "src/launch/report.hpp"
+#include "src/launch/restart_policy.hpp"
 #include "src/plan/plan.hpp"
 
 namespace ddl {
+
+// Builds the launches of one attempt (the env counts attempts).
+using LaunchBuilder = std::function<Result<std::vector<RankLaunch>>(int attempt)>;
+
+// Elastic: the plan of the next attempt on the hosts left, its launches,
+// and the backend prepared for them; `not_enough` instead says why there is
+// none (fewer than min_np slots left).
+struct NextRound {
+  const Plan* plan = nullptr;
+  std::vector<RankLaunch> launches;
+  std::string not_enough;
+};
+using Replanner = std::function<Result<NextRound>(int attempt, RestartPolicy& policy)>;
 
 struct SupervisorOptions {
   std::optional<Millis> timeout;  // the whole job, all attempts
@@ -32,10 +46,13 @@ struct SupervisorOptions {
   // Signals asked for the ranks from outside (`ddl signal`), each forwarded
   // to every running rank; nullptr: none.
   RankSignalQueue* rank_signals = nullptr;
+  // After a failed attempt: restart, restart elsewhere, or stop. nullptr:
+  // max_restarts alone.
+  RestartPolicy* policy = nullptr;
+  // Called for Verdict::replan (after the backend is shut down).
+  Replanner replan;
 };
 
-// Builds the launches of one attempt (the env counts attempts).
-using LaunchBuilder = std::function<Result<std::vector<RankLaunch>>(int attempt)>;
 
 // Runs the gang to its end (DESIGN.md "Gang semantics and exit codes"):
 // the first rank to fail ends the attempt and the others get SIGTERM, then

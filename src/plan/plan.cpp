@@ -121,8 +121,18 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
   if (inventory.empty()) {
     return fail(ExitCode::usage, "no hosts to run on");
   }
-  const long long slots = total_slots(inventory);
-  const long long np = job.launch.np ? *job.launch.np : slots;
+  std::vector<LeftOutHost> unused;
+  const long long slots = total_slots(eligible_hosts(job.placement, inventory, unused));
+  long long np = job.launch.np ? *job.launch.np : slots;
+  if (job.launch.min_np && np > slots) {
+    if (slots < *job.launch.min_np) {
+      return fail(ExitCode::usage, fmt::format("{} slot{} left on {} eligible host{}, below min_np {}", slots,
+                                               slots == 1 ? "" : "s", inventory.size() - unused.size(),
+                                               inventory.size() - unused.size() == 1 ? "" : "s",
+                                               *job.launch.min_np));
+    }
+    np = slots;  // elastic: as many ranks as the hosts left hold
+  }
   if (np <= 0) {
     return fail(ExitCode::usage, fmt::format("np must be at least 1, not {}", np));
   }
@@ -130,24 +140,20 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
     return fail(ExitCode::usage, fmt::format("{} ranks is above ddl's limit of {}", np,
                                              k_max_world_size));
   }
-  if (np > slots) {
-    return fail(ExitCode::usage,
-                fmt::format("np {} is more than the {} slots of {} host{}", np, slots,
-                            inventory.size(), inventory.size() == 1 ? "" : "s"));
+  auto placed = place_ranks(job.placement, inventory, np);
+  if (!placed) {
+    return fail(placed.error());
   }
   Plan plan;
   plan.job = job.name;
   plan.world_size = static_cast<int>(np);
   plan.ranks.reserve(static_cast<std::size_t>(np));
+  plan.placement = std::move(placed->how);
+  plan.left_out = std::move(placed->left_out);
   int rank = 0;
-  for (const auto& host : inventory) {
-    if (rank == plan.world_size) {
-      break;
-    }
-    const int local_size = std::min(host.slots, plan.world_size - rank);
-    if (local_size <= 0) {
-      continue;
-    }
+  for (std::size_t h = 0; h < placed->hosts.size(); ++h) {
+    const Host& host = placed->hosts[h];
+    const int local_size = placed->ranks[h];
     const int node_rank = static_cast<int>(plan.hosts.size());
     plan.hosts.push_back(host);
     for (int local = 0; local < local_size; ++local, ++rank) {

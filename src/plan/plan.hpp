@@ -7,6 +7,7 @@
 #include "src/util/error.hpp"
 #include "src/inventory/inventory.hpp"
 #include "src/job/job.hpp"
+#include "src/plan/placement.hpp"
 
 namespace ddl {
 
@@ -31,9 +32,12 @@ struct Plan {
   int world_size = 0;
   Inventory hosts;             // only hosts that got at least one rank
   std::vector<RankSlot> ranks;
+  std::string placement;       // how the hosts were chosen (Placement::how)
+  std::vector<LeftOutHost> left_out;  // hosts without a rank, and why
 };
 
-// Fills hosts in order, host by host. Errors: np above the slots (exit 2).
+// Places the ranks by [placement] (place_ranks), host by host, each host's
+// ranks adjacent. Errors: np above the slots (exit 2).
 Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory);
 
 } // namespace ddl

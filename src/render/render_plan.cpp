@@ -122,6 +122,34 @@ void append_env_block(std::string& out, int rank, std::string_view host, const E
   }
 }
 
+// Whether the job asks for placement: then the plan says how and why.
+bool shows_placement(const JobSpec& job) {
+  const PlacementSection& placement = job.placement;
+  return placement.strategy != PlacementStrategy::in_order || !placement.constraints.empty() ||
+         !placement.order.empty() || job.launch.min_np.has_value();
+}
+
+std::string placement_text(const JobSpec& job, const Plan& plan) {
+  if (!shows_placement(job)) {
+    return {};
+  }
+  std::vector<int> ranks(plan.hosts.size(), 0);
+  for (const auto& slot : plan.ranks) {
+    ++ranks[slot.host_index];
+  }
+  std::string out = "placement: " + plan.placement + "\n";
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    const Host& host = plan.hosts[h];
+    const std::string labels = format_labels(host.labels);
+    out += fmt::format("  {}: {} of {} slot{}{}\n", host.name, ranks[h], host.slots, host.slots == 1 ? "" : "s",
+                       labels.empty() ? "" : " (" + labels + ")");
+  }
+  for (const auto& host : plan.left_out) {
+    out += fmt::format("  {}: left out: {}\n", host.name, host.why);
+  }
+  return out;
+}
+
 } // namespace
 
 void write_plan_table(const JobSpec& job, const Plan& plan, const LaunchContext& ctx,
@@ -142,6 +170,7 @@ void write_plan_table(const JobSpec& job, const Plan& plan, const LaunchContext&
     }
     out += "passed from the launcher's environment: " + names + "\n";
   }
+  out += placement_text(job, plan);
   out += "\n";
   write(out);
   write(rank_table(job, plan));
@@ -176,7 +205,14 @@ std::string plan_json(const JobSpec& job, const Plan& plan, const LaunchContext&
                      {"node_rank", slot.node_rank}, {"gpus", slot.gpus}, {"env", std::move(env)},
                      {"command", command_argv(job)}});
   }
-  const Json doc = {{"job", job.name}, {"world_size", plan.world_size}, {"ranks", std::move(ranks)}};
+  Json doc = {{"job", job.name}, {"world_size", plan.world_size}, {"ranks", std::move(ranks)}};
+  if (shows_placement(job)) {
+    Json left_out = Json::array();
+    for (const auto& host : plan.left_out) {
+      left_out.push_back({{"host", host.name}, {"why", host.why}});
+    }
+    doc["placement"] = {{"how", plan.placement}, {"left_out", std::move(left_out)}};
+  }
   return to_json_text(doc) + "\n";
 }
 

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+// [placement] and the elastic keys of [launch]: min_np, max_host_losses,
+// host_failures, restart_on, fail_on, backoff; --np MIN:MAX.
+#include <algorithm>
+#include <climits>
+
+#include <fmt/core.h>
+
+#include "src/job/job_reader.hpp"
+#include "src/util/text.hpp"
+
+namespace ddl::job_detail {
+
+namespace {
+
+const std::vector<std::string>& strategy_names() {
+  static const std::vector<std::string> names = {"pack", "spread"};
+  return names;
+}
+
+// An array of exit codes (0..255).
+void read_codes(const Section& s, std::string_view key, std::vector<int>& out) {
+  const toml::node* value = s.node(key);
+  if (value == nullptr) {
+    return;
+  }
+  const auto* items = value->as_array();
+  if (items == nullptr) {
+    s.wrong_type(key, *value, "an array of exit codes");
+    return;
+  }
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    const toml::node& item = *items->get(i);
+    const auto code = item.value<long long>();
+    if (!item.is_integer() || !code || *code < 0 || *code > 255) {
+      s.diag().at(item, fmt::format("{}[{}]: expected an exit code from 0 to 255", s.label(key), i));
+      continue;
+    }
+    out.push_back(static_cast<int>(*code));
+  }
+}
+
+void read_constraints(const Section& s, JobSpec& job) {
+  const toml::node* value = s.node("constraints");
+  if (value == nullptr) {
+    return;
+  }
+  const auto* table = value->as_table();
+  if (table == nullptr) {
+    s.wrong_type("constraints", *value, "a table of label = \"value\"");
+    return;
+  }
+  for (auto&& [key, item] : *table) {
+    const auto* text = item.as_string();
+    if (text == nullptr) {
+      s.diag().at(item, fmt::format("placement.constraints.{}: expected a string, got {}", key.str(),
+                                    type_phrase(item.type())));
+      continue;
+    }
+    if (auto why = add_label(fmt::format("{}={}", key.str(), text->get()), job.placement.constraints)) {
+      s.diag().at(item, "placement.constraints: " + *why);
+    }
+  }
+}
+
+} // namespace
+
+void read_placement(const Section& s, JobSpec& job) {
+  std::string strategy;
+  if (s.read_string("strategy", strategy)) {
+    const auto& names = strategy_names();
+    auto found = std::ranges::find(names, strategy);
+    if (found == names.end()) {
+      s.diag().at(*s.node("strategy"), "placement.strategy: " + choice_problem(strategy, names));
+    } else {
+      job.placement.strategy = found == names.begin() ? PlacementStrategy::pack : PlacementStrategy::spread;
+    }
+  }
+  read_constraints(s, job);
+  s.read_string("order", job.placement.order);
+}
+
+void read_elastic(const Section& s, JobSpec& job) {
+  int value = 0;
+  if (s.read_int("min_np", value, 1, k_max_world_size)) {
+    job.launch.min_np = value;
+  }
+  if (s.read_int("max_host_losses", value, 0, INT_MAX)) {
+    job.launch.max_host_losses = value;
+  }
+  s.read_int("host_failures", job.launch.host_failures, 0, INT_MAX);
+  read_codes(s, "restart_on", job.launch.restart_on);
+  read_codes(s, "fail_on", job.launch.fail_on);
+  s.read_duration("backoff", job.launch.backoff, true);
+  if (job.launch.min_np && job.launch.np && *job.launch.min_np > *job.launch.np) {
+    s.diag().at(*s.node("min_np"),
+                fmt::format("launch.min_np: {} is more than launch.np {}", *job.launch.min_np, *job.launch.np));
+  }
+}
+
+void apply_np_range(const std::string& text, JobSpec& job, Diagnostics& diag) {
+  const std::size_t colon = text.find(':');
+  auto low = parse_int(text.substr(0, colon));
+  auto high = colon == std::string::npos ? low : parse_int(text.substr(colon + 1));
+  if (!low || !high) {
+    diag.option(fmt::format("--np: {} is not N or MIN:MAX", quote_text(text)));
+  } else if (*low < 1 || *high < 1) {
+    diag.option("--np: must be at least 1");
+  } else if (*high > k_max_world_size) {
+    diag.option(fmt::format("--np: {} is above ddl's limit of {} ranks", *high, k_max_world_size));
+  } else if (*low > *high) {
+    diag.option(fmt::format("--np: the least ({}) is more than the most ({})", *low, *high));
+  } else {
+    job.launch.np = static_cast<int>(*high);
+    if (colon != std::string::npos) {
+      job.launch.min_np = static_cast<int>(*low);
+    } else if (job.launch.min_np && *job.launch.min_np > *high) {
+      diag.option(fmt::format("--np: {} is less than launch.min_np {}", *high, *job.launch.min_np));
+    }
+  }
+}
+
+} // namespace ddl::job_detail
