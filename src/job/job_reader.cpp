@@ -75,14 +75,15 @@ std::string_view type_phrase(toml::node_type type) {
 
 const std::vector<std::string>& section_names() {
   static const std::vector<std::string> names = {
-      "job", "hosts", "launch", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow"};
+      "job", "hosts", "launch", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow", "watchdog"};
   return names;
 }
 
 const std::vector<std::string>& section_keys(std::string_view section) {
   static const std::map<std::string, std::vector<std::string>, std::less<>> keys = {
       {"job", {"name", "command", "workdir", "env", "env_pass", "frameworks", "timeout",
-               "max_restarts", "grace", "log_dir", "strict_logs"}},
+               "max_restarts", "grace", "log_dir", "strict_logs", "stop_signal", "checkpoint_signal",
+               "checkpoint_grace", "requeue_exit_code"}},
       {"hosts", {"list", "hostfile", "slurm", "discovery_script", "discovery_timeout", "slots"}},
       {"launch", {"backend", "np", "bind_gpus"}},
       {"ssh", {"user", "port", "identity", "config", "known_hosts", "host_key_check",
@@ -92,6 +93,7 @@ const std::vector<std::string>& section_keys(std::string_view section) {
       {"rendezvous", {"address", "port", "timeout"}},
       {"torch", {"master_port"}},
       {"tensorflow", {"chief", "ps", "evaluator", "port"}},
+      {"watchdog", {"stall", "progress", "straggler", "dump", "dump_timeout"}},
   };
   static const std::vector<std::string> none;
   auto found = keys.find(section);

@@ -95,6 +95,11 @@ struct SourcePlaces {
   Position discovery_script;
 };
 
+// [job] stop_signal, checkpoint_signal, checkpoint_grace, requeue_exit_code.
+void read_stop(const Section& s, StopSection& stop);
+// [watchdog].
+void read_watchdog(const Section& s, WatchdogSection& watchdog);
+
 void read_sections(const toml::table& root, const std::string& origin, JobSpec& job,
                    SourcePlaces& places, Diagnostics& diag);
 void apply_overrides(const Overrides& overrides, JobSpec& job, SourcePlaces& places,

@@ -180,6 +180,7 @@ void read_job(const Section& s, JobSpec& job) {
   s.read_duration("grace", job.grace, true);
   s.read_string("log_dir", job.log_dir);
   s.read_bool("strict_logs", job.strict_logs);
+  read_stop(s, job.stop);
 }
 
 } // namespace
@@ -291,6 +292,8 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   tf.read_int("ps", job.tensorflow.ps, 0, INT_MAX);
   tf.read_int("evaluator", job.tensorflow.evaluator, 0, 1);
   tf.read_int("port", job.tensorflow.port, 1, 65535);
+
+  read_watchdog(Section(table("watchdog"), "watchdog", diag), job.watchdog);
 }
 
 } // namespace ddl::job_detail
