@@ -41,6 +41,7 @@ int report(const Error& error);
 
 void add_bench(CLI::App& app, Command& selected);
 void add_completions(CLI::App& app, Command& selected);
+void add_heartbeat(CLI::App& app, Command& selected);
 void add_hosts(CLI::App& app, Command& selected);
 void add_init(CLI::App& app, Command& selected);
 void add_render(CLI::App& app, Command& selected);

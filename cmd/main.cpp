@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   ddl::cmd::Command selected;
   ddl::cmd::add_bench(app, selected);
   ddl::cmd::add_completions(app, selected);
+  ddl::cmd::add_heartbeat(app, selected);
   ddl::cmd::add_hosts(app, selected);
   ddl::cmd::add_init(app, selected);
   ddl::cmd::add_render(app, selected);

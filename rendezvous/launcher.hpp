@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,8 +21,10 @@ public:
   // Generates the token, resolves [rendezvous] address (see bind_address
   // for `ranks_are_local`), binds, starts; with `horovod_gloo`, Horovod's
   // HTTP rendezvous too, on the same address and a port of its own.
+  // `on_heartbeat` gets each rank's HEARTBEAT (the hang watchdog's progress).
   static Result<std::unique_ptr<JobRendezvous>> start(const JobSpec& job, const Plan& plan, bool ranks_are_local,
-                                                      bool horovod_gloo = false);
+                                                      bool horovod_gloo = false,
+                                                      std::function<void(int)> on_heartbeat = {});
 
   const std::string& endpoint() const { return endpoint_; }  // DDL_RENDEZVOUS
   const std::string& token() const { return token_; }        // DDL_TOKEN; never print it
