@@ -220,7 +220,18 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   ctx.interfaces = std::move(*interfaces);
   // Before any rank: its address and a fresh token go into every rank's env.
   ctx.horovod_gloo = uses_horovod_gloo(job, backend);
-  auto rendezvous = rendezvous::JobRendezvous::start(job, plan, backend.ranks_are_local(), ctx.horovod_gloo);
+  // The hang watchdog's board: the ranks' lines and heartbeats feed it.
+  std::shared_ptr<ProgressBoard> progress;
+  if (job.watchdog.enabled()) {
+    progress = std::make_shared<ProgressBoard>(plan.world_size, job.watchdog);
+  }
+  auto on_heartbeat = [progress](int rank) {
+    if (progress) {
+      progress->heartbeat(rank);
+    }
+  };
+  auto rendezvous =
+      rendezvous::JobRendezvous::start(job, plan, backend.ranks_are_local(), ctx.horovod_gloo, on_heartbeat);
   if (!rendezvous) {
     return fail(rendezvous.error());
   }
@@ -236,6 +247,9 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   supervisor.output = options.output;
   supervisor.output.secrets = {ctx.token};  // never printed, logged or sent as an event
   supervisor.watchdog = [&] { return (*rendezvous)->overdue(); };
+  supervisor.stop = job.stop;
+  supervisor.hang = job.watchdog;
+  supervisor.progress = progress;
   const RankPlace place = rank_place(backend);
   auto build = [&](int attempt) -> Result<std::vector<RankLaunch>> {
     (*rendezvous)->begin_attempt(attempt);

@@ -34,6 +34,7 @@ struct OutputOptions {
 struct JobSummary {
   int exit_code = 0;
   std::string result;       // ok | failed | timeout | interrupted | launch_error | rendezvous_timeout
+                            // | stalled | requeue
   int attempts = 1;
   double elapsed_s = 0;
   int failed_rank = -1;     // first failing rank, -1 when none
@@ -42,6 +43,8 @@ struct JobSummary {
   std::optional<RankError> rank_error;  // its torch error file, when it wrote one
   std::size_t dropped_lines = 0;  // rank output lines ddl could not print
   std::string log_error;    // why the rank logs are incomplete, "" when they are not
+  bool checkpointed = false;  // stopped, and every rank exited within checkpoint_grace
+  std::vector<int> stalled_ranks;  // result stalled: the ranks the watchdog named
 };
 
 // The sinks of a run: tagged lines ("[RANK] line") on ddl's stdout/stderr

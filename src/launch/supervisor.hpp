@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "src/util/error.hpp"
 #include "src/launch/output.hpp"
 #include "src/launch/report.hpp"
+#include "src/launch/watchdog.hpp"
 #include "src/plan/plan.hpp"
 
 namespace ddl {
@@ -25,6 +27,15 @@ struct SupervisorOptions {
   // Asked about every 100 ms while ranks run: an Error stops the gang (TERM,
   // grace, KILL) and is what supervise() returns (the rendezvous' exit-4 rule).
   std::function<std::optional<Error>()> watchdog;
+  // [job] stop_signal (what ddl sends where it used to send SIGTERM),
+  // checkpoint_signal and checkpoint_grace (first, on SIGTERM to ddl and the
+  // timeout), requeue_exit_code.
+  StopSection stop;
+  // [watchdog]; with `progress` set (the board the ranks' lines and the
+  // rendezvous' heartbeats feed), a stall dumps the ranks' stacks and ends
+  // the attempt (exit 5; restarts like a failure).
+  WatchdogSection hang;
+  std::shared_ptr<ProgressBoard> progress;
 };
 
 // Builds the launches of one attempt (the env counts attempts).
@@ -33,7 +44,8 @@ using LaunchBuilder = std::function<Result<std::vector<RankLaunch>>(int attempt)
 // Runs the gang to its end (DESIGN.md "Gang semantics and exit codes"):
 // the first rank to fail ends the attempt and the others get SIGTERM, then
 // SIGKILL after `grace`; restarts; --timeout; SIGINT/SIGTERM/SIGHUP to ddl
-// are forwarded (a second SIGINT within a second kills at once). Returns
+// are forwarded (a second SIGINT within a second kills at once), and so are
+// SIGUSR1, SIGUSR2, SIGCONT and SIGTSTP (as SIGSTOP, like mpirun). Returns
 // the exit code of the job (0, the first failure's code or 128+signal, 124,
 // 130, 143, 141 when stdout closed); errors of ddl itself (launch) come back
 // as Error, after every started rank is gone. Call from the main thread.
