@@ -3,7 +3,7 @@
 # Installed as share/bash-completion/completions/ddl; `ddl completions bash`
 # prints this very file. Load it by hand with: source <(ddl completions bash)
 
-_ddl_commands='run hosts bench render init completions'
+_ddl_commands='run hosts bench render init completions heartbeat'
 _ddl_common_opts='-H --hosts --hostfile --slurm --backend --np --json -v --verbose -q --quiet -h --help'
 _ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir --strict-logs -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
@@ -109,6 +109,10 @@ _ddl() {
         bench) opts=$_ddl_bench_opts ;;
         render) opts=$_ddl_render_opts ;;
         init) opts=$_ddl_init_opts ;;
+        heartbeat)
+            COMPREPLY=($(compgen -W '-h --help' -- "$cur"))
+            return 0
+            ;;
         completions)
             [[ $cur == -* ]] && opts='-h --help' || opts='bash zsh fish'
             COMPREPLY=($(compgen -W "$opts" -- "$cur"))

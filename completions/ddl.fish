@@ -3,14 +3,14 @@
 # `ddl completions fish` prints this very file. Load it by hand with:
 #   ddl completions fish | source
 
-set -l ddl_commands run hosts bench render init completions
+set -l ddl_commands run hosts bench render init completions heartbeat
 set -l ddl_with_common run hosts bench render
 
 function __ddl_no_command
     set -l words (commandline -opc)
     for word in $words[2..-1]
         switch $word
-            case run hosts bench render init completions
+            case run hosts bench render init completions heartbeat
                 return 1
         end
     end
@@ -35,6 +35,7 @@ complete -c ddl -n __ddl_no_command -a bench -d 'Run the built-in allreduce benc
 complete -c ddl -n __ddl_no_command -a render -d 'Print the plan, env, TF_CONFIG or hostfiles'
 complete -c ddl -n __ddl_no_command -a init -d 'Write a starter job file'
 complete -c ddl -n __ddl_no_command -a completions -d 'Print a shell completion script'
+complete -c ddl -n __ddl_no_command -a heartbeat -d 'From inside a rank: tell the watchdog it made progress'
 
 # Options shared by run, hosts, bench and render; the JOB file is a positional.
 set -l common "__fish_seen_subcommand_from $ddl_with_common; and not __ddl_after_dashdash"
