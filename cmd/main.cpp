@@ -16,7 +16,7 @@ namespace {
 
 // Subcommands a user may type; hidden ones (worker, rsh) are left out.
 const std::vector<std::string> k_public_commands = {
-    "bench", "completions", "hosts", "init", "render", "run"};
+    "bench", "completions", "heartbeat", "hosts", "init", "render", "run"};
 
 // CLI11 answers an unknown subcommand with a generic message and its own exit
 // code; ddl says "did you mean" and exits 2 instead.

@@ -62,8 +62,9 @@ void ProgressBoard::line(int rank, std::string_view text) {
   }
   {
     std::lock_guard lock(entry->mutex);
-    entry->last_line.assign(text.substr(0, 1000));
-    if (collecting_) {
+    if (!collecting_) {  // the last line before the dump, not the dump's
+      entry->last_line.assign(text.substr(0, 1000));
+    } else {
       if (entry->evidence.size() == k_max_evidence_lines) {
         entry->evidence.pop_front();
       }

@@ -54,7 +54,8 @@ kill -USR1 "$pid"; wait_for_lines "$t/log" 4
 kill -USR2 "$pid"; wait_for_lines "$t/log" 6
 [[ $(grep -c ' USR1$' "$t/log") == 2 && $(grep -c ' USR2$' "$t/log") == 2 ]] || { cat "$t/log"; fail "USR1/USR2 not forwarded to both ranks"; }
 kill -TSTP "$pid"; sleep 0.5
-ranks=$(pgrep -f -- "rank.py $t/log plain 0 $marker" | grep -v "^$$\$")
+ranks=$(pgrep -f -- "^[^ ]*python3 $t/rank.py $t/log plain 0 $marker")
+[[ $(wc -w <<<"$ranks") == 2 ]] || fail "expected 2 ranks, found: $ranks"
 for r in $ranks; do [[ $(awk '{print $3}' "/proc/$r/stat") == T ]] || fail "rank $r not stopped after SIGTSTP"; done
 kill -CONT "$pid"; sleep 0.5
 for r in $ranks; do [[ $(awk '{print $3}' "/proc/$r/stat") != T ]] || fail "rank $r still stopped after SIGCONT"; done
