@@ -35,7 +35,7 @@ stamp() { while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line";
 got=0
 timeout -k 5 40 "$DDL" run "$t/stall.toml" --np 2 >"$t/out" 2> >(stamp >"$t/err") || got=$?
 end=$(date +%s.%N)
-sleep 0.2  # the stamping reader finishes
+sleep 0.5  # the stamping reader finishes
 [[ $got == 5 ]] || { cat "$t/out" "$t/err"; fail "stall: exit $got, want 5"; }
 grep -qE "ddl: watchdog: no rank made progress for 2(\.[0-9]+)?s \(watchdog.stall = 2s\)" "$t/err" || fail "no stall announcement"
 expect_contains "$t/err" "ddl: error: stalled ranks: 0-1"
@@ -47,7 +47,7 @@ expect_contains "$t/logs/watchdog.attempt-0.log" "stalled ranks: 0-1"
 expect_contains "$t/logs/watchdog.attempt-0.log" "hang.py\", line 8 in <module>"
 expect_contains "$t/logs/rank-0.attempt-0.log" "most recent call first"
 last=$(sort -n "$t/last" | tail -1)
-announced=$(grep -F "ddl: watchdog:" "$t/err" | head -1 | cut -d' ' -f1)
+announced=$(grep -aF "ddl: watchdog:" "$t/err" | head -1 | cut -d' ' -f1)
 python3 - "$last" "$announced" "$end" <<'PY' || fail "too slow"
 import sys
 last, announced, end = map(float, sys.argv[1:])
