@@ -76,7 +76,10 @@ exec 3<&0 4>&1 5>&2 </dev/null
   __ddl_act() {
     case $1 in
       stop|eof) __ddl_stop ;;
-      HUP|INT|QUIT|TERM|KILL|USR1|USR2) __ddl_sig "$1" ;;
+      HUP|INT|QUIT|TERM|KILL|USR1|USR2|CONT|STOP|TSTP) __ddl_sig "$1" ;;
+      dump) { if command -v py-spy >/dev/null 2>&1; then py-spy dump --pid "$__ddl_p"
+              else echo "ddl: py-spy is not installed on $(uname -n); no stack dump"; fi
+            } </dev/null >&2 2>&1 3<&- 4>&- 5>&- & ;;
     esac
   }
   while read -r __ddl_w __ddl_a; do
@@ -155,7 +158,7 @@ struct SignalName {
 constexpr SignalName k_signals[] = {
     {1, "HUP"},   {2, "INT"},   {3, "QUIT"},  {4, "ILL"},   {5, "TRAP"},  {6, "ABRT"},
     {7, "BUS"},   {8, "FPE"},   {9, "KILL"},  {10, "USR1"}, {11, "SEGV"}, {12, "USR2"},
-    {13, "PIPE"}, {14, "ALRM"}, {15, "TERM"},
+    {13, "PIPE"}, {14, "ALRM"}, {15, "TERM"}, {18, "CONT"}, {19, "STOP"}, {20, "TSTP"},
 };
 
 } // namespace
@@ -210,9 +213,13 @@ Result<std::string> shim_payload(const ShimJob& job) {
 }
 
 std::optional<std::string> shim_signal_line(int signo) {
-  for (int forwarded : {1, 2, 3, 9, 10, 12, 15}) {
+  for (int forwarded : {1, 2, 3, 9, 10, 12, 15, 18, 19, 20}) {
     if (forwarded == signo) {
-      return fmt::format("{}\n", k_signals[signo - 1].name);
+      for (const auto& entry : k_signals) {
+        if (entry.number == signo) {
+          return fmt::format("{}\n", entry.name);
+        }
+      }
     }
   }
   return std::nullopt;

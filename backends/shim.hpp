@@ -68,9 +68,14 @@ Result<std::string> shim_payload(const ShimJob& job);
 // rank's channel this way in prepare(), so that starting is one write.
 Result<std::string> shim_check_payload(const std::string& workdir, const std::string& program);
 
-// "INT\n" for SIGINT; likewise HUP QUIT TERM KILL USR1 USR2; nullopt for a
-// signal the shim does not forward.
+// "INT\n" for SIGINT; likewise HUP QUIT TERM KILL USR1 USR2 CONT STOP TSTP;
+// nullopt for a signal the shim does not forward.
 std::optional<std::string> shim_signal_line(int signo);
+
+// The watchdog's py-spy dump: the shim runs `py-spy dump --pid PID` of the
+// rank in the background, its output on the rank's stderr (or a line that
+// py-spy is not installed there).
+inline constexpr std::string_view k_shim_dump_line = "dump\n";
 
 // Ends the rank like EOF does, but keeps the channel for its exit status.
 inline constexpr std::string_view k_shim_stop_line = "stop\n";

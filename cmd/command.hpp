@@ -49,6 +49,7 @@ void write_stdout(std::string_view text);
 
 void add_bench(CLI::App& app, Command& selected);
 void add_completions(CLI::App& app, Command& selected);
+void add_heartbeat(CLI::App& app, Command& selected);
 void add_hosts(CLI::App& app, Command& selected);
 void add_init(CLI::App& app, Command& selected);
 // ps, logs, stop and signal (cmd/live.cpp).

@@ -17,7 +17,7 @@ namespace {
 
 // Subcommands a user may type; hidden ones (worker, rsh) are left out.
 const std::vector<std::string> k_public_commands = {
-    "bench", "completions", "hosts", "init", "logs", "ps", "render", "run", "signal", "stop", "sweep"};
+    "bench", "completions", "heartbeat", "hosts", "init", "logs", "ps", "render", "run", "signal", "stop", "sweep"};
 
 // CLI11 answers an unknown subcommand with a generic message and its own exit
 // code; ddl says "did you mean" and exits 2 instead.
@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   ddl::cmd::Command selected;
   ddl::cmd::add_bench(app, selected);
   ddl::cmd::add_completions(app, selected);
+  ddl::cmd::add_heartbeat(app, selected);
   ddl::cmd::add_hosts(app, selected);
   ddl::cmd::add_init(app, selected);
   ddl::cmd::add_live(app, selected);

@@ -243,6 +243,7 @@ struct Round {
   Plan plan;
   LaunchContext ctx;
   std::unique_ptr<rendezvous::JobRendezvous> rendezvous;
+  std::shared_ptr<ProgressBoard> progress;  // the hang watchdog's, when [watchdog] is on
 };
 
 // The master port a round may keep: the previous round's when rank 0 stays
@@ -275,8 +276,17 @@ Result<std::unique_ptr<Round>> start_round(const JobSpec& job, Backend& backend,
   ctx.interfaces = std::move(*interfaces);
   // Before any rank: its address and the token go into every rank's env.
   ctx.horovod_gloo = uses_horovod_gloo(job, backend);
-  auto rendezvous =
-      rendezvous::JobRendezvous::start(job, round->plan, backend.ranks_are_local(), ctx.horovod_gloo, token);
+  // The hang watchdog's board: the ranks' lines and heartbeats feed it.
+  if (job.watchdog.enabled()) {
+    round->progress = std::make_shared<ProgressBoard>(round->plan.world_size, job.watchdog);
+  }
+  auto on_heartbeat = [progress = round->progress](int rank) {
+    if (progress) {
+      progress->heartbeat(rank);
+    }
+  };
+  auto rendezvous = rendezvous::JobRendezvous::start(job, round->plan, backend.ranks_are_local(), ctx.horovod_gloo,
+                                                     token, on_heartbeat);
   if (!rendezvous) {
     return fail(rendezvous.error());
   }
@@ -367,6 +377,9 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   supervisor.output.secrets = {round->ctx.token};  // never printed, logged or sent as an event
   supervisor.watchdog = [&] { return round->rendezvous->overdue(); };
   supervisor.policy = &policy;
+  supervisor.stop = job.stop;
+  supervisor.hang = job.watchdog;
+  supervisor.progress = round->progress;
   auto live = options.live ? start_live(job, planned) : nullptr;
   if (live) {
     attach_live(*live, supervisor);
@@ -400,6 +413,7 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
       return fail(next.error());
     }
     round = std::move(*next);
+    supervisor.progress = round->progress;  // sized for the new plan; supervise() reads it per attempt
     auto launches = build(attempt);
     if (!launches) {
       return fail(launches.error());

@@ -3,7 +3,7 @@
 # Installed as share/bash-completion/completions/ddl; `ddl completions bash`
 # prints this very file. Load it by hand with: source <(ddl completions bash)
 
-_ddl_commands='run sweep hosts bench render init completions ps logs stop signal'
+_ddl_commands='run sweep hosts bench render init completions ps logs stop signal heartbeat'
 _ddl_common_opts='-H --hosts --hostfile --slurm --include --exclude --backend --np --json -v --verbose -q --quiet -h --help'
 _ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir --strict-logs
   --output-ranks --prefix --timestamps --split-logs --fold -x --env"
@@ -132,6 +132,10 @@ _ddl() {
             else
                 COMPREPLY=($(compgen -W "$(_ddl_jobs)" -- "$cur"))
             fi
+            return 0
+            ;;
+        heartbeat)
+            COMPREPLY=($(compgen -W '-h --help' -- "$cur"))
             return 0
             ;;
         completions)

@@ -3,14 +3,14 @@
 # `ddl completions fish` prints this very file. Load it by hand with:
 #   ddl completions fish | source
 
-set -l ddl_commands run sweep hosts bench render init completions ps logs stop signal
+set -l ddl_commands run sweep hosts bench render init completions ps logs stop signal heartbeat
 set -l ddl_with_common run sweep hosts bench render
 
 function __ddl_no_command
     set -l words (commandline -opc)
     for word in $words[2..-1]
         switch $word
-            case run sweep hosts bench render init completions ps logs stop signal
+            case run sweep hosts bench render init completions ps logs stop signal heartbeat
                 return 1
         end
     end
@@ -40,6 +40,7 @@ complete -c ddl -n __ddl_no_command -a ps -d 'List your running jobs on this mac
 complete -c ddl -n __ddl_no_command -a logs -d "Print a running job's recent output"
 complete -c ddl -n __ddl_no_command -a stop -d 'Stop a running job as Ctrl-C would'
 complete -c ddl -n __ddl_no_command -a signal -d "Send a signal to a running job's ranks"
+complete -c ddl -n __ddl_no_command -a heartbeat -d 'From inside a rank: tell the watchdog it made progress'
 
 # Options shared by run, hosts, bench and render; the JOB file is a positional.
 set -l common "__fish_seen_subcommand_from $ddl_with_common; and not __ddl_after_dashdash"

@@ -150,7 +150,8 @@ namespace {
 // One try at joining. `retry` is set when the server dropped the connection
 // before answering the join (a busy or crowded server): worth another try.
 Result<std::unique_ptr<Client::State>> try_join(const JoinInfo& who, const net::Endpoint& where,
-                                                Clock::time_point deadline, bool& retry) {
+                                                Clock::time_point deadline, bool& retry,
+                                                MsgType kind = MsgType::join) {
   retry = false;
   auto fd = net::dial_tcp(where.host, where.port, deadline, k_net_wording);
   if (!fd) return fail(fd.error());
@@ -172,13 +173,13 @@ Result<std::unique_ptr<Client::State>> try_join(const JoinInfo& who, const net::
   }
   auto rank = static_cast<std::uint32_t>(who.rank);
   auto world = static_cast<std::uint32_t>(who.world_size);
-  std::string join = FrameWriter(MsgType::join)
+  std::string join = FrameWriter(kind)
                          .u32(rank)
                          .u32(world)
                          .bytes(who.job)
                          .raw(join_mac(who.token, *nonce, rank, world, who.job))
                          .finish();
-  auto joined = state->call(std::move(join), MsgType::ok, "join", deadline);
+  auto joined = state->call(std::move(join), MsgType::ok, kind == MsgType::join ? "join" : "heartbeat", deadline);
   if (!joined) {
     retry = !state->fd;  // no answer, only a closed connection: not a refusal
     return fail(joined.error());
@@ -187,6 +188,15 @@ Result<std::unique_ptr<Client::State>> try_join(const JoinInfo& who, const net::
 }
 
 } // namespace
+
+Result<void> send_heartbeat(const JoinInfo& who, Millis timeout) {
+  auto endpoint = net::parse_endpoint(who.endpoint);
+  if (!endpoint) return fail(endpoint.error());
+  bool retry = false;
+  auto sent = try_join(who, *endpoint, Clock::now() + timeout, retry, MsgType::heartbeat);
+  if (!sent) return fail(sent.error());
+  return {};
+}
 
 Result<Client> Client::connect(const JoinInfo& who, Millis timeout) {
   auto deadline = Clock::now() + timeout;

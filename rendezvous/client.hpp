@@ -25,6 +25,10 @@ struct JoinInfo {
 // malformed variable (the token's value is never part of a message).
 Result<JoinInfo> join_info_from_env();
 
+// One HEARTBEAT (see protocol.hpp): the rank made progress, for the hang
+// watchdog. Does not join. Errors as Client::connect's (no retry).
+Result<void> send_heartbeat(const JoinInfo& who, Millis timeout);
+
 // A blocking client of the launcher's rendezvous service, for ddl's own workers
 // (the allreduce benchmark) and for tests. One request at a time; not
 // thread-safe. Its socket is CLOEXEC. Errors: ExitCode::launch when the

@@ -10,7 +10,8 @@ namespace ddl::rendezvous {
 
 Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, const Plan& plan,
                                                             bool ranks_are_local, bool horovod_gloo,
-                                                            const std::string& given_token) {
+                                                            const std::string& given_token,
+                                                            std::function<void(int)> on_heartbeat) {
   auto address = rendezvous_address(job, plan, ranks_are_local);
   if (!address) return fail(address.error());
   auto token = given_token.empty() ? generate_token() : Result<std::string>(given_token);
@@ -23,6 +24,7 @@ Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, 
   options.token = *token;
   options.world_size = plan.world_size;
   options.job = job.name;  // what ranks get as DDL_JOB
+  options.on_heartbeat = std::move(on_heartbeat);
   auto endpoint = rendezvous->server_.start(options);
   if (!endpoint) return fail(endpoint.error());
   rendezvous->endpoint_ = *endpoint;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,8 +23,10 @@ public:
   // HTTP rendezvous too, on the same address and a port of its own.
   // `token` non-empty: that one instead of a fresh one (an elastic restart
   // keeps the job's token, which ddl's output already redacts).
+  // `on_heartbeat` gets each rank's HEARTBEAT (the hang watchdog's progress).
   static Result<std::unique_ptr<JobRendezvous>> start(const JobSpec& job, const Plan& plan, bool ranks_are_local,
-                                                      bool horovod_gloo = false, const std::string& token = {});
+                                                      bool horovod_gloo = false, const std::string& token = {},
+                                                      std::function<void(int)> on_heartbeat = {});
 
   const std::string& endpoint() const { return endpoint_; }  // DDL_RENDEZVOUS
   const std::string& token() const { return token_; }        // DDL_TOKEN; never print it

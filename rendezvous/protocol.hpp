@@ -15,6 +15,9 @@
 //                     mac = HMAC-SHA256(key = DDL_TOKEN's text as is,
 //                           nonce || u32 rank || u32 world_size || job)
 //   server -> client: OK, or ERROR and the connection is closed.
+//   or, instead of JOIN (the hang watchdog's progress, issue 17):
+//     HEARTBEAT 0x03  the fields of JOIN, the same mac; the rank made progress
+//                     -> OK, then the server closes (the rank does not join)
 //   Then requests, one at a time, each answered by one reply (a client that
 //   lets replies pile up unread is disconnected):
 //     BARRIER   0x10                          -> OK once every rank is in it
@@ -57,6 +60,7 @@ inline constexpr std::size_t k_max_join_frame = 4096;
 enum class MsgType : std::uint8_t {
   hello = 0x01,
   join = 0x02,
+  heartbeat = 0x03,
   barrier = 0x10,
   set = 0x11,
   get = 0x12,

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,8 @@ struct ServerOptions {
   std::size_t max_queued_bytes = k_max_frame + (64u << 10);
   std::size_t max_queued_frames = 64;
   std::size_t max_store_bytes = 256u << 20;  // all key/value pairs together
+  // Called (on the server's thread) for each authenticated HEARTBEAT.
+  std::function<void(int rank)> on_heartbeat;
 };
 
 // The rendezvous service of one job, on its own thread (epoll, non-blocking

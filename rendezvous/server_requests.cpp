@@ -40,8 +40,9 @@ void Server::Impl::handle_join(Connection& conn, FrameReader& reader) {
   auto world = reader.u32();
   auto job = reader.bytes();
   auto mac = reader.raw(k_mac_bytes);
-  if (reader.type() != MsgType::join || !rank || !world || !job || !mac || !reader.at_end()) {
-    refuse(conn, ErrorKind::bad_request, "expected a JOIN frame");
+  const bool heartbeat = reader.type() == MsgType::heartbeat;
+  if ((reader.type() != MsgType::join && !heartbeat) || !rank || !world || !job || !mac || !reader.at_end()) {
+    refuse(conn, ErrorKind::bad_request, "expected a JOIN or HEARTBEAT frame");
     return;
   }
   // The MAC comes first: nothing else is looked at, and no state changes,
@@ -66,6 +67,15 @@ void Server::Impl::handle_join(Connection& conn, FrameReader& reader) {
   if (*job != options.job) {
     refuse(conn, ErrorKind::refused,
            fmt::format("job '{}' does not match this rendezvous", *job));
+    return;
+  }
+  if (heartbeat) {
+    if (options.on_heartbeat) {
+      options.on_heartbeat(static_cast<int>(*rank));
+    }
+    queue(conn, FrameWriter(MsgType::ok).finish());
+    conn.closing = true;
+    flush(conn);
     return;
   }
   std::size_t index = *rank;

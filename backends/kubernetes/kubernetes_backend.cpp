@@ -236,6 +236,16 @@ void KubernetesBackend::signal(int rank, int signo) {
   }
 }
 
+bool KubernetesBackend::dump_stacks(int rank) {
+  std::lock_guard lock(ranks_mutex_);
+  auto it = ranks_.find(rank);
+  if (it == ranks_.end()) {
+    return false;
+  }
+  write_control(*it->second, k_shim_dump_line, false);
+  return true;
+}
+
 void KubernetesBackend::start_heartbeat() {
   if (heartbeat_.joinable()) {
     return;

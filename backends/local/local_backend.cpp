@@ -19,6 +19,8 @@
 #include "ddl_version.hpp"
 #include "src/inventory/inventory.hpp"
 #include "src/util/net.hpp"
+#include "src/util/process.hpp"
+#include "src/util/signals.hpp"
 
 namespace ddl {
 
@@ -179,6 +181,46 @@ void LocalBackend::signal(int rank, int signo) {
   }
 }
 
+namespace {
+
+// py-spy's dump of `pid`, written onto the rank's own stderr pipe, so that it
+// reaches the rank's log and the watchdog's evidence like any rank output.
+constexpr const char* k_stack_dump_script =
+    "if command -v py-spy >/dev/null 2>&1; then exec py-spy dump --pid \"$1\" >\"/proc/$1/fd/2\" 2>&1; fi\n"
+    "echo \"ddl: py-spy is not installed on $(uname -n); no stack dump\" >\"/proc/$1/fd/2\"\n";
+
+// Runs the dump and waits for it (at most a minute); killed if ddl dies.
+void run_stack_dump(pid_t pid) {
+  SpawnSpec spec;
+  spec.argv = {"sh", "-c", k_stack_dump_script, "sh", std::to_string(pid)};
+  spec.env = environment_with({});
+  spec.death_signal = SIGKILL;
+  SpawnResult spawned = spawn_process(spec);
+  if (spawned) {
+    pump_output(spawned.child, [](OutputStream, std::string_view) {}, 60'000);
+  }
+}
+
+} // namespace
+
+bool LocalBackend::dump_stacks(int rank) {
+  pid_t pid = -1;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& child : children_) {
+      if (child->rank == rank && !child->reaped) {
+        pid = child->pid;
+      }
+    }
+  }
+  if (pid <= 0) {
+    return false;
+  }
+  std::lock_guard lock(dump_mutex_);
+  dumpers_.push_back(thread_without_signals([pid] { run_stack_dump(pid); }));
+  return true;
+}
+
 void LocalBackend::shutdown() {
   {
     std::lock_guard lock(mutex_);
@@ -213,6 +255,13 @@ void LocalBackend::shutdown() {
   wake();
   if (io_thread_.joinable()) {
     io_thread_.join();
+  }
+  {
+    std::lock_guard dump_lock(dump_mutex_);
+    for (std::thread& dumper : dumpers_) {
+      dumper.join();
+    }
+    dumpers_.clear();
   }
   std::lock_guard lock(mutex_);
   for (auto& child : children_) {

@@ -41,6 +41,8 @@ public:
   // Call from the supervisor's thread (see spawn_rank about PDEATHSIG).
   Result<void> start(const RankLaunch& launch, RankEvents& events) override;
   void signal(int rank, int signo) override;
+  // py-spy on the rank's host, onto its stderr (/proc/PID/fd/2).
+  bool dump_stacks(int rank) override;
   void shutdown() override;
 
 private:
@@ -61,6 +63,8 @@ private:
   std::vector<std::unique_ptr<Child>> children_;  // indexed by epoll tag
   bool stopping_ = false;
   std::thread io_thread_;
+  std::mutex dump_mutex_;
+  std::vector<std::thread> dumpers_;  // py-spy runs, joined by shutdown()
 };
 
 } // namespace ddl

@@ -241,6 +241,10 @@ void MpirunBackend::signal(int, int signo) {
   if (signo == SIGKILL) {
     signo = SIGTERM;
   }
+  // SIGSTOP would stop mpirun itself; its SIGTSTP stops the ranks.
+  if (signo == SIGSTOP) {
+    signo = SIGTSTP;
+  }
   if (!gang_.first_in_burst(signo)) {
     return;
   }

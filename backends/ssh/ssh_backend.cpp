@@ -278,6 +278,15 @@ void SshBackend::signal(int rank, int signo) {
   }
 }
 
+bool SshBackend::dump_stacks(int rank) {
+  auto index = static_cast<std::size_t>(rank);
+  if (index >= rank_link_.size() || links_.empty()) {
+    return false;
+  }
+  links_[rank_link_[index]]->send(rank, std::string(k_shim_dump_line));
+  return true;
+}
+
 void SshBackend::shutdown() {
   probed_.clear();
   for (auto& link : links_) {

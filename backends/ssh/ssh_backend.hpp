@@ -39,6 +39,8 @@ public:
   Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
   Result<void> start(const RankLaunch& launch, RankEvents& events) override;
   void signal(int rank, int signo) override;
+  // py-spy on the rank's host, onto its stderr (through the shim).
+  bool dump_stacks(int rank) override;
   void shutdown() override;
 
 private:

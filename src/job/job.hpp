@@ -105,6 +105,28 @@ struct TensorflowSection {
   int port = 2222;
 };
 
+// [watchdog]: a job that makes no progress is dumped and ended (issue 17).
+// Off unless `stall` or `straggler` is set.
+enum class ProgressSource { any_line, regex, heartbeat };
+
+struct WatchdogSection {
+  std::optional<Millis> stall;      // no rank made progress for this long
+  std::optional<Millis> straggler;  // one rank's progress lags the newest by this much
+  ProgressSource progress = ProgressSource::any_line;  // heartbeats count in every mode
+  std::string progress_regex;       // ProgressSource::regex (ECMAScript syntax)
+  int dump_signal = 0;              // 0: py-spy; else the signal that asks for a stack dump
+  Millis dump_timeout{30'000};
+  bool enabled() const { return stall.has_value() || straggler.has_value(); }
+};
+
+// How ranks are stopped and asked to checkpoint (issue 17).
+struct StopSection {
+  int stop_signal = 15;             // SIGTERM: what ends ranks (then SIGKILL after grace)
+  int checkpoint_signal = 0;        // 0: none; sent first on SIGTERM to ddl and the timeout
+  Millis checkpoint_grace{60'000};  // how long ranks get to exit after it
+  std::optional<int> requeue_exit_code;  // a rank exit code that means "requeue me"
+};
+
 // The whole validated job: the job file merged with command-line overrides.
 struct JobSpec {
   std::string source;             // job file path, or "" when options alone
@@ -126,6 +148,7 @@ struct JobSpec {
   bool timestamps = false;        // a UTC time before each rank line shown
   bool split_logs = false;        // stdout and stderr in separate rank logs
   bool fold = false;              // identical whole outputs of ranks shown once (dshbak -c)
+  StopSection stop;               // [job] stop_signal, checkpoint_*, requeue_exit_code
 
   HostsSection hosts;
   LaunchSection launch;
@@ -137,6 +160,7 @@ struct JobSpec {
   TorchSection torch;
   TensorflowSection tensorflow;
   std::optional<SweepSection> sweep;  // [sweep], for `ddl sweep`; other commands ignore it
+  WatchdogSection watchdog;
 };
 
 // Command-line options that override the job file (DESIGN.md "Command line").

@@ -102,6 +102,10 @@ void read_placement(const Section& s, JobSpec& job);
 void read_elastic(const Section& launch, JobSpec& job);
 // --np "N" or "MIN:MAX" (MIN sets launch.min_np).
 void apply_np_range(const std::string& text, JobSpec& job, Diagnostics& diag);
+// [job] stop_signal, checkpoint_signal, checkpoint_grace, requeue_exit_code.
+void read_stop(const Section& s, StopSection& stop);
+// [watchdog].
+void read_watchdog(const Section& s, WatchdogSection& watchdog);
 
 void read_sections(const toml::table& root, const std::string& origin, JobSpec& job,
                    SourcePlaces& places, Diagnostics& diag);

@@ -181,6 +181,7 @@ void read_job(const Section& s, JobSpec& job, SourcePlaces& places) {
   s.read_string("log_dir", job.log_dir);
   s.read_bool("strict_logs", job.strict_logs);
   read_output_keys(s, job, places);
+  read_stop(s, job.stop);
 }
 
 } // namespace
@@ -296,6 +297,7 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   tf.read_int("port", job.tensorflow.port, 1, 65535);
 
   read_sweep(Section(table("sweep"), "sweep", diag), table("sweep"), job);
+  read_watchdog(Section(table("watchdog"), "watchdog", diag), job.watchdog);
 }
 
 } // namespace ddl::job_detail

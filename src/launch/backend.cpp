@@ -46,4 +46,6 @@ std::string Backend::ddl_path() const { return own_executable_path(); }
 
 std::string Backend::dry_run_text(std::span<const RankLaunch> /*launches*/) const { return {}; }
 
+bool Backend::dump_stacks(int) { return false; }
+
 } // namespace ddl

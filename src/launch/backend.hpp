@@ -118,6 +118,11 @@ public:
   virtual Result<void> start(const RankLaunch& launch, RankEvents& events) = 0;
   // Sends `signo` to the rank's whole process group, wherever it runs.
   virtual void signal(int rank, int signo) = 0;
+  // The watchdog's py-spy dump: asks the rank's host to write
+  // `py-spy dump --pid PID` of the rank onto the rank's own stderr (or a
+  // line saying py-spy is not installed there), in the background. False
+  // when this backend cannot (the watchdog then says so). Default: false.
+  virtual bool dump_stacks(int rank);
   // Ends whatever still runs (KILL) and releases connections. Idempotent.
   virtual void shutdown() = 0;
 };

@@ -420,6 +420,12 @@ void Output::summary(const JobSummary& summary) {
                        {"timestamp", error->timestamp}};
     }
   }
+  if (summary.checkpointed) {
+    done["checkpointed"] = true;
+  }
+  if (!summary.stalled_ranks.empty()) {
+    done["stalled_ranks"] = summary.stalled_ranks;
+  }
   if (summary.dropped_lines > 0) {
     done["dropped_lines"] = summary.dropped_lines;
   }

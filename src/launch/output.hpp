@@ -56,6 +56,7 @@ struct OutputOptions {
 struct JobSummary {
   int exit_code = 0;
   std::string result;       // ok | failed | timeout | interrupted | launch_error | rendezvous_timeout
+                            // | stalled | requeue
   int attempts = 1;
   double elapsed_s = 0;
   int failed_rank = -1;     // first failing rank, -1 when none
@@ -65,6 +66,8 @@ struct JobSummary {
   std::size_t dropped_lines = 0;  // rank output lines ddl could not print
   std::string log_error;    // why the rank logs are incomplete, "" when they are not
   std::vector<LeftOutHost> excluded_hosts;  // elastic: hosts left out, and why
+  bool checkpointed = false;  // stopped, and every rank exited within checkpoint_grace
+  std::vector<int> stalled_ranks;  // result stalled: the ranks the watchdog named
 };
 
 // The sinks of a run: tagged lines ("[RANK] line") on ddl's stdout/stderr

@@ -45,7 +45,17 @@ void set_result(JobSummary& summary, const AttemptEnd& end) {
     summary.result = "rendezvous_timeout";
     summary.exit_code = to_int(end.error.code);
     return;
+  case StopReason::stalled:
+    summary.result = "stalled";
+    summary.exit_code = to_int(ExitCode::stalled);
+    return;
   }
+}
+
+// A rank that exited with the user's "requeue me" code, whatever else ended the job.
+bool wants_requeue(const AttemptEnd& end) {
+  return end.requeue_exit_code && end.first.rank >= 0 && end.first.how.signal == 0 &&
+         end.first.how.launch_error.empty() && end.first.how.code == *end.requeue_exit_code;
 }
 
 } // namespace
@@ -62,6 +72,14 @@ JobSummary job_summary(const AttemptEnd& end, int attempts, double elapsed_s) {
     summary.rank_error = end.rank_error;
   }
   set_result(summary, end);
+  if (wants_requeue(end)) {
+    summary.result = "requeue";
+    summary.exit_code = *end.requeue_exit_code;
+    summary.failed_rank = end.first.rank;
+    summary.host = end.failed_host;
+    summary.how = end.first.how;
+  }
+  summary.checkpointed = end.checkpointed;
   return summary;
 }
 

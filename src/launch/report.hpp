@@ -16,7 +16,8 @@
 namespace ddl {
 
 // Why an attempt ended.
-enum class StopReason { none, failed, timeout, signal, stdout_closed, launch_error, watchdog };
+// `watchdog` is the rendezvous' exit-4 rule; `stalled` the hang watchdog's.
+enum class StopReason { none, failed, timeout, signal, stdout_closed, launch_error, watchdog, stalled };
 
 // The first rank of an attempt to fail.
 struct FirstFailure {
@@ -33,11 +34,14 @@ struct AttemptEnd {
   std::string failed_host;  // the host of first.rank
   std::optional<RankError> rank_error;  // first.rank's torch error file
   Error error;              // launch_error and watchdog: ddl's own error
+  std::optional<int> requeue_exit_code;  // job.requeue_exit_code
+  bool checkpointed = false;  // every rank exited within checkpoint_grace
 };
 
 // The summary event and exit code: ok 0; failed: the rank's code (128+N for
 // signal N); timeout 124; interrupted 128+signal (141 when stdout closed);
-// launch_error and rendezvous_timeout: the error's code (3, 4).
+// launch_error and rendezvous_timeout: the error's code (3, 4); stalled 5;
+// requeue: a rank exited with job.requeue_exit_code, which is ddl's code too.
 JobSummary job_summary(const AttemptEnd& end, int attempts, double elapsed_s);
 
 // "rank 2 on h3 exited with code 1 after 0.52s" / "was killed by SIGKILL".

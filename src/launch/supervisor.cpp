@@ -7,10 +7,15 @@
 #include <cstring>
 #include <memory>
 
+#include <fcntl.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <fmt/core.h>
 
+#include "src/util/duration.hpp"
+
+#include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
 #include "src/launch/supervisor_gang.hpp"
 
@@ -40,15 +45,25 @@ public:
   std::vector<RankFailure> failures;  // every failed rank, in the order seen
   Error launch_error;
   Error watchdog_error;
+  std::optional<Hang> hang;          // StopReason::stalled
+  std::vector<std::string> hang_notes;
+  bool checkpointed = false;         // every rank exited within checkpoint_grace
   SteadyClock::time_point started_at = SteadyClock::now();
 
 private:
   void start_ranks();
   void handle_signals();
   void forward_asked_signals();
+  void handle_forwarded();
+  void forward(int signo);
   void handle_exits();
   void check_deadlines();
+  void check_hang(SteadyClock::time_point now);
+  void begin_dump(Hang found);
+  bool dump_settled(SteadyClock::time_point now) const;
   void stop(StopReason why, int signo);
+  void stop_with_checkpoint(StopReason why);
+  void end_phase(std::optional<SteadyClock::time_point>& phase);
   void signal_running(int signo);
   int timeout_ms() const;
 
@@ -59,6 +74,10 @@ private:
   std::optional<SteadyClock::time_point> job_deadline_;
   std::optional<SteadyClock::time_point> kill_deadline_;
   std::optional<SteadyClock::time_point> last_sigint_;
+  std::optional<SteadyClock::time_point> checkpoint_deadline_;  // then stop_signal
+  std::optional<SteadyClock::time_point> dump_deadline_;        // then stop_signal
+  std::vector<bool> dumped_;  // ranks asked for a dump
+  bool paused_ = false;       // SIGTSTP stopped the ranks; SIGCONT resumes
   std::vector<bool> exited_;
   std::size_t running_ = 0;
 };
@@ -67,13 +86,17 @@ void Attempt::run() {
   start_ranks();
   while (running_ > 0) {
     const int asked_fd = options_.rank_signals != nullptr ? options_.rank_signals->fd() : -1;
-    std::array<pollfd, 3> fds{{{SignalPipe::fd(), POLLIN, 0}, {gang_.wake_fd(), POLLIN, 0}, {asked_fd, POLLIN, 0}}};
+    std::array<pollfd, 4> fds{{{SignalPipe::fd(), POLLIN, 0},
+                               {gang_.wake_fd(), POLLIN, 0},
+                               {ForwardedSignals::fd(), POLLIN, 0},
+                               {asked_fd, POLLIN, 0}}};
     int ready = ::poll(fds.data(), fds.size(), timeout_ms());
     if (ready < 0 && errno != EINTR) {
       break;
     }
     handle_signals();
     forward_asked_signals();
+    handle_forwarded();
     if (output_.stdout_closed() && reason != StopReason::stdout_closed && reason != StopReason::signal) {
       stop(StopReason::stdout_closed, SIGTERM);
     }
@@ -112,7 +135,12 @@ void Attempt::handle_signals() {
       signal_running(signo);  // forward again; the first one's grace still runs
     } else {
       reason = StopReason::none;  // a signal outranks any earlier reason
-      stop(StopReason::signal, signo);
+      dump_deadline_.reset();
+      if (signo == SIGTERM) {
+        stop_with_checkpoint(StopReason::signal);
+      } else {
+        stop(StopReason::signal, signo);
+      }
       stop_signal = signo;
     }
     if (signo == SIGINT) {
@@ -121,11 +149,32 @@ void Attempt::handle_signals() {
   }
 }
 
-// `ddl signal JOB SIG` for a signal that does not stop ddl: to every rank.
+// `ddl signal JOB SIG` for a signal that does not stop ddl: as if ddl got it.
 void Attempt::forward_asked_signals() {
   if (options_.rank_signals != nullptr) {
     for (int signo : options_.rank_signals->take()) {
-      signal_running(signo);
+      forward(signo);
+    }
+  }
+}
+
+void Attempt::handle_forwarded() {
+  for (int signo : ForwardedSignals::take()) {
+    forward(signo);
+  }
+}
+
+// SIGUSR1, SIGUSR2 and SIGCONT go to every rank as they are; SIGTSTP
+// becomes SIGSTOP (a program cannot ignore it), as mpirun does. While the
+// ranks are stopped the watchdog waits; SIGCONT counts as everyone's progress.
+void Attempt::forward(int signo) {
+  signal_running(signo == SIGTSTP ? SIGSTOP : signo);
+  if (signo == SIGTSTP) {
+    paused_ = true;
+  } else if (signo == SIGCONT) {
+    paused_ = false;
+    if (options_.progress) {
+      options_.progress->touch_all();
     }
   }
 }
@@ -144,9 +193,12 @@ void Attempt::handle_exits() {
     if (is_failure(how) && first.rank < 0) {
       first = FirstFailure{rank, how, seconds_since(started_at)};
       if (reason == StopReason::none) {
-        stop(StopReason::failed, SIGTERM);
+        stop(StopReason::failed, options_.stop.stop_signal);
       }
     }
+  }
+  if (running_ == 0 && checkpoint_deadline_) {
+    checkpointed = true;  // all gone before the stop signal was needed
   }
 }
 
@@ -154,18 +206,115 @@ void Attempt::check_deadlines() {
   auto now = SteadyClock::now();
   if (job_deadline_ && now >= *job_deadline_ && reason != StopReason::timeout) {
     job_deadline_.reset();
-    stop(StopReason::timeout, SIGTERM);  // a failure already stopping wins
+    stop_with_checkpoint(StopReason::timeout);  // a failure already stopping wins
   }
   if (options_.watchdog && reason == StopReason::none) {
     if (auto problem = options_.watchdog()) {
       watchdog_error = std::move(*problem);
-      stop(StopReason::watchdog, SIGTERM);
+      stop(StopReason::watchdog, options_.stop.stop_signal);
     }
+  }
+  check_hang(now);
+  if (checkpoint_deadline_ && now >= *checkpoint_deadline_) {
+    end_phase(checkpoint_deadline_);
+  }
+  if (dump_deadline_ && (now >= *dump_deadline_ || dump_settled(now))) {
+    end_phase(dump_deadline_);
   }
   if (kill_deadline_ && now >= *kill_deadline_) {
     signal_running(SIGKILL);
     kill_deadline_.reset();
   }
+}
+
+void Attempt::check_hang(SteadyClock::time_point now) {
+  if (!options_.progress || reason != StopReason::none || paused_) {
+    return;
+  }
+  const ProgressBoard& board = *options_.progress;
+  std::vector<SteadyClock::time_point> last(exited_.size());
+  std::vector<bool> running(exited_.size());
+  for (std::size_t rank = 0; rank < exited_.size(); ++rank) {
+    last[rank] = board.last_progress(static_cast<int>(rank));
+    running[rank] = !exited_[rank];
+  }
+  if (auto found = find_hang(options_.hang, last, running, now)) {
+    begin_dump(std::move(*found));
+  }
+}
+
+// The hang's first step: every running rank is asked for its stacks (a
+// py-spy dump, or the dump signal); what they print until the dump settles
+// (or dump_timeout) is the evidence; then the stop signal ends them.
+void Attempt::begin_dump(Hang found) {
+  reason = StopReason::stalled;
+  const bool py_spy = options_.hang.dump_signal == 0;
+  output_.message(hang_announcement(options_.hang, found,
+                                    py_spy ? "py-spy dump" : signal_text(options_.hang.dump_signal)));
+  options_.progress->start_evidence();
+  dumped_.assign(exited_.size(), false);
+  std::vector<int> undumpable;
+  for (std::size_t rank = 0; rank < exited_.size(); ++rank) {
+    if (exited_[rank]) {
+      continue;
+    }
+    if (!py_spy) {
+      backend_.signal(static_cast<int>(rank), options_.hang.dump_signal);
+      dumped_[rank] = true;
+    } else if (backend_.dump_stacks(static_cast<int>(rank))) {
+      dumped_[rank] = true;
+    } else {
+      undumpable.push_back(static_cast<int>(rank));
+    }
+  }
+  if (!undumpable.empty()) {
+    hang_notes.push_back(fmt::format("the {} backend cannot run py-spy for ranks {}; set watchdog.dump to a "
+                                     "signal the program answers with its stacks (e.g. \"SIGUSR1\" with "
+                                     "faulthandler.register)",
+                                     backend_.name(), rank_ranges(undumpable)));
+  }
+  hang = std::move(found);
+  dump_deadline_ = SteadyClock::now() + options_.hang.dump_timeout;
+}
+
+// Every rank asked has printed something and nothing came for 500 ms.
+bool Attempt::dump_settled(SteadyClock::time_point now) const {
+  auto last = options_.progress->last_evidence();
+  if (!last || now - *last < std::chrono::milliseconds(500)) {
+    return false;
+  }
+  auto has = options_.progress->has_evidence();
+  for (std::size_t rank = 0; rank < dumped_.size(); ++rank) {
+    if (dumped_[rank] && !exited_[rank] && !has[rank]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The checkpoint grace or the dump is over: the stop signal, then KILL after grace.
+void Attempt::end_phase(std::optional<SteadyClock::time_point>& phase) {
+  phase.reset();
+  output_.stop_waiting();
+  signal_running(options_.stop.stop_signal);
+  kill_deadline_ = SteadyClock::now() + options_.grace;
+}
+
+// SIGTERM to ddl and the timeout: with job.checkpoint_signal, that first and
+// checkpoint_grace for the ranks to exit on their own; else the stop signal.
+void Attempt::stop_with_checkpoint(StopReason why) {
+  const int checkpoint = options_.stop.checkpoint_signal;
+  if (checkpoint == 0 || reason != StopReason::none) {
+    stop(why, options_.stop.stop_signal);
+    return;
+  }
+  reason = why;
+  signal_running(checkpoint);
+  checkpoint_deadline_ = SteadyClock::now() + options_.stop.checkpoint_grace;
+  output_.message(fmt::format("ddl: sent {} (job.checkpoint_signal) to every rank; {} follows in {} unless they "
+                              "exit\n",
+                              signal_text(checkpoint), signal_text(options_.stop.stop_signal),
+                              format_duration(options_.stop.checkpoint_grace)));
 }
 
 void Attempt::stop(StopReason why, int signo) {
@@ -193,10 +342,13 @@ void Attempt::signal_running(int signo) {
 
 int Attempt::timeout_ms() const {
   std::optional<SteadyClock::time_point> next = kill_deadline_;
-  if (job_deadline_ && (!next || *job_deadline_ < *next)) {
-    next = job_deadline_;
+  for (const auto& at : {job_deadline_, checkpoint_deadline_, dump_deadline_}) {
+    if (at && (!next || *at < *next)) {
+      next = at;
+    }
   }
-  if (options_.watchdog && reason == StopReason::none) {
+  const bool hang_watch = options_.progress && (reason == StopReason::none || dump_deadline_);
+  if ((options_.watchdog && reason == StopReason::none) || hang_watch) {
     auto poll_at = SteadyClock::now() + std::chrono::milliseconds(100);
     if (!next || poll_at < *next) {
       next = poll_at;
@@ -233,6 +385,64 @@ void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int att
   } else if (end.reason == StopReason::timeout) {
     output.message(timeout_message(*options.timeout));
   }
+  if (end.requeue_exit_code && end.first.rank >= 0 && end.first.how.signal == 0 &&
+      end.first.how.code == *end.requeue_exit_code) {
+    output.message(fmt::format("ddl: rank {} asked to be requeued (exit code {} = job.requeue_exit_code); ddl "
+                               "exits {} for the scheduler to requeue the job\n",
+                               end.first.rank, end.first.how.code, end.first.how.code));
+  }
+  if (end.checkpointed) {
+    output.message(fmt::format("ddl: every rank exited within job.checkpoint_grace ({}) after {}\n",
+                               format_duration(options.stop.checkpoint_grace),
+                               signal_text(options.stop.checkpoint_signal)));
+  }
+}
+
+// A rank that exited with job.requeue_exit_code: no restart here, the
+// scheduler requeues the job.
+bool asks_requeue(const FirstFailure& first, const SupervisorOptions& options) {
+  return options.stop.requeue_exit_code && first.rank >= 0 && first.how.signal == 0 &&
+         first.how.launch_error.empty() && first.how.code == *options.stop.requeue_exit_code;
+}
+
+// The hang's report on stderr, and in --log-dir as watchdog.attempt-A.log.
+void report_hang(Output& output, const Attempt& run, const Gang& gang, const SupervisorOptions& options) {
+  std::string text = hang_report(*run.hang, *options.progress, gang.launches(), run.hang_notes);
+  output.message(text);
+  if (!options.output.log_dir.empty()) {
+    std::string path = fmt::format("{}/watchdog.attempt-{}.log", options.output.log_dir, gang.attempt());
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || !write_fully(fd, text)) {
+      output.message(fmt::format("ddl: cannot write {}: {}\n", path, std::strerror(errno)));
+    }
+    if (fd >= 0) {
+      ::close(fd);
+    }
+  }
+}
+
+// What the restart policy weighs: the failed ranks, or for a stall the first
+// stalled rank as if it had exited with the stall's code (so restart_on and
+// fail_on may name it).
+std::vector<RankFailure> attempt_failures(const Attempt& run, const Gang& gang) {
+  if (run.reason != StopReason::stalled || !run.failures.empty()) {
+    return run.failures;
+  }
+  const int rank = run.hang && !run.hang->ranks.empty() ? run.hang->ranks.front() : 0;
+  const RankLaunch& launch = gang.launches().at(static_cast<std::size_t>(rank));
+  return {RankFailure{rank, launch.host.name, RankExit{to_int(ExitCode::stalled)}}};
+}
+
+std::string restart_text(const Attempt& run, const Gang& gang, const RestartDecision& decision, int next_attempt,
+                         int max_restarts) {
+  if (run.reason == StopReason::stalled) {
+    return fmt::format("ddl: the attempt stalled; restarting (DDL_ATTEMPT={}){}\n", next_attempt,
+                       decision.verdict == Verdict::replan ? " on the hosts left" : "");
+  }
+  const RankLaunch& failed = gang.launches().at(static_cast<std::size_t>(run.first.rank));
+  return decision.lost.empty() && decision.verdict == Verdict::restart
+             ? restart_message(failed, run.first, next_attempt, max_restarts)
+             : elastic_restart_message(failed, run.first, next_attempt, decision.wait);
 }
 
 // Each rank's host and local rank, for prefixes and --fold headers.
@@ -278,6 +488,10 @@ Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuil
   const Plan* plan = &first_plan;
   RestartPolicy fallback(RestartRules{.max_restarts = options.max_restarts});
   RestartPolicy& policy = options.policy != nullptr ? *options.policy : fallback;
+  if (auto installed = ForwardedSignals::install(); !installed) {
+    return fail(installed.error());
+  }
+  ForwardedSignals::take();  // none from before the gang exists
   // Attempt 0's launches are built first: prepare() checks what they run.
   auto launches = build(0);
   if (!launches) {
@@ -316,7 +530,10 @@ Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuil
       return fail(opened.error());
     }
     const auto attempt_start = std::chrono::system_clock::now();
-    Gang gang(output, std::move(*launches), attempt);
+    if (options.progress) {
+      options.progress->begin_attempt();
+    }
+    Gang gang(output, std::move(*launches), attempt, options.progress.get());
     output.on_stdout_closed([&gang] { gang.wake(); });
     Attempt run(backend, output, options, gang, deadline);
     if (options.on_state) {
@@ -326,7 +543,8 @@ Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuil
     output.on_stdout_closed({});
     output.end_attempt();
 
-    AttemptEnd end{run.reason, run.stop_signal, run.first, "", {}, {}};
+    AttemptEnd end{run.reason, run.stop_signal, run.first, "", {}, {}, options.stop.requeue_exit_code,
+                   run.checkpointed};
     if (run.first.rank >= 0) {
       const RankLaunch& failed = gang.launches().at(static_cast<std::size_t>(run.first.rank));
       end.failed_host = failed.host.name;
@@ -334,21 +552,23 @@ Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuil
         end.rank_error = read_rank_error(backend, failed, attempt_start);
       }
     }
+    if (run.reason == StopReason::stalled) {
+      report_hang(output, run, gang, options);
+    }
+    const bool restartable = (run.reason == StopReason::failed && !asks_requeue(run.first, options)) ||
+                             run.reason == StopReason::stalled;
     std::string not_restarted;
-    if (run.reason == StopReason::failed) {
+    if (restartable) {
       if (auto pending = SignalPipe::take(); !pending.empty()) {
         // Interrupted while the gang stopped: no restart.
         end.reason = StopReason::signal;
         end.stop_signal = pending.front();
       } else {
-        RestartDecision decision = policy.after_failure(run.failures);
-        const RankLaunch& failed = gang.launches().at(static_cast<std::size_t>(run.first.rank));
+        RestartDecision decision = policy.after_failure(attempt_failures(run, gang));
         announce_excluded(attempt + 1);
         not_restarted = decision.why;
         if (decision.verdict != Verdict::stop) {
-          output.message(decision.lost.empty() && decision.verdict == Verdict::restart
-                             ? restart_message(failed, run.first, attempt + 1, options.max_restarts)
-                             : elastic_restart_message(failed, run.first, attempt + 1, decision.wait));
+          output.message(restart_text(run, gang, decision, attempt + 1, options.max_restarts));
           output.restarting(attempt + 1, options.max_restarts);
           if (auto interrupted = wait_for_restart(decision.wait)) {
             end.reason = StopReason::signal;
@@ -380,6 +600,9 @@ Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuil
     end.error = run.reason == StopReason::watchdog ? run.watchdog_error : run.launch_error;
     report_end(output, gang, end, attempt + 1, options);
     JobSummary summary = job_summary(end, attempt + 1, seconds_since(job_start));
+    if (end.reason == StopReason::stalled && run.hang) {
+      summary.stalled_ranks = run.hang->ranks;
+    }
     summary.dropped_lines = output.dropped_lines();
     summary.log_error = output.log_error();
     summary.excluded_hosts = policy.excluded();

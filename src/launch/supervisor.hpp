@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "src/launch/rank_signals.hpp"
 #include "src/launch/report.hpp"
 #include "src/launch/restart_policy.hpp"
+#include "src/launch/watchdog.hpp"
 #include "src/plan/plan.hpp"
 
 namespace ddl {
@@ -51,13 +53,23 @@ struct SupervisorOptions {
   RestartPolicy* policy = nullptr;
   // Called for Verdict::replan (after the backend is shut down).
   Replanner replan;
+  // [job] stop_signal (what ddl sends where it used to send SIGTERM),
+  // checkpoint_signal and checkpoint_grace (first, on SIGTERM to ddl and the
+  // timeout), requeue_exit_code.
+  StopSection stop;
+  // [watchdog]; with `progress` set (the board the ranks' lines and the
+  // rendezvous' heartbeats feed), a stall dumps the ranks' stacks and ends
+  // the attempt (exit 5; restarts like a failure).
+  WatchdogSection hang;
+  std::shared_ptr<ProgressBoard> progress;
 };
 
 
 // Runs the gang to its end (DESIGN.md "Gang semantics and exit codes"):
 // the first rank to fail ends the attempt and the others get SIGTERM, then
 // SIGKILL after `grace`; restarts; --timeout; SIGINT/SIGTERM/SIGHUP to ddl
-// are forwarded (a second SIGINT within a second kills at once). Returns
+// are forwarded (a second SIGINT within a second kills at once), and so are
+// SIGUSR1, SIGUSR2, SIGCONT and SIGTSTP (as SIGSTOP, like mpirun). Returns
 // the exit code of the job (0, the first failure's code or 128+signal, 124,
 // 130, 143, 141 when stdout closed); errors of ddl itself (launch) come back
 // as Error, after every started rank is gone. Call from the main thread.

@@ -6,8 +6,8 @@
 
 namespace ddl {
 
-Gang::Gang(Output& output, std::vector<RankLaunch> launches, int attempt)
-    : output_(output), launches_(std::move(launches)), attempt_(attempt),
+Gang::Gang(Output& output, std::vector<RankLaunch> launches, int attempt, ProgressBoard* board)
+    : output_(output), progress_(board), launches_(std::move(launches)), attempt_(attempt),
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   bool progress = output_.passes_carriage_returns();
   ranks_.reserve(launches_.size());
@@ -26,8 +26,14 @@ void Gang::started(int rank, long pid) {
 
 void Gang::output(int rank, Stream stream, std::string_view bytes) {
   RankState& state = ranks_.at(static_cast<std::size_t>(rank));
+  if (progress_ != nullptr) {
+    progress_->bytes(rank);
+  }
   state.lines[stream == Stream::out ? 0 : 1].feed(bytes, [&](std::string_view line, LineEnd end) {
     output_.line(rank, stream, line, end);
+    if (progress_ != nullptr) {
+      progress_->line(rank, line);
+    }
     if (stream == Stream::err) {
       state.tail.add(line);
     }

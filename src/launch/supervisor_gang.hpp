@@ -12,6 +12,7 @@
 #include "src/launch/backend.hpp"
 #include "src/launch/output.hpp"
 #include "src/launch/output_lines.hpp"
+#include "src/launch/watchdog.hpp"
 
 namespace ddl {
 
@@ -23,7 +24,8 @@ using SteadyClock = std::chrono::steady_clock;
 // thread, waking it through an eventfd.
 class Gang final : public RankEvents {
 public:
-  Gang(Output& output, std::vector<RankLaunch> launches, int attempt);
+  // `progress` (may be null) sees every line and byte the ranks print.
+  Gang(Output& output, std::vector<RankLaunch> launches, int attempt, ProgressBoard* progress = nullptr);
   ~Gang() override;
   Gang(const Gang&) = delete;
   Gang& operator=(const Gang&) = delete;
@@ -50,6 +52,7 @@ private:
   };
 
   Output& output_;
+  ProgressBoard* progress_;
   std::vector<RankLaunch> launches_;
   int attempt_;
   std::vector<RankState> ranks_;

@@ -10,6 +10,7 @@ enum class ExitCode : int {
   usage = 2,              // usage or job-file error
   launch = 3,             // connect, auth, host key, command not found
   rendezvous_timeout = 4, // workers never joined
+  stalled = 5,            // the watchdog found the gang stalled (issue 17)
   timeout = 124,          // the whole job ran past --timeout
   interrupted = 130,      // SIGINT
   terminated = 143,       // SIGTERM

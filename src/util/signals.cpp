@@ -21,10 +21,13 @@ namespace ddl {
 namespace {
 
 constexpr std::array<int, 3> k_forwarded = {SIGINT, SIGTERM, SIGHUP};
+constexpr std::array<int, 4> k_passed_on = {SIGUSR1, SIGUSR2, SIGCONT, SIGTSTP};
 
 int g_read_fd = -1;
 volatile int g_write_fd = -1;  // read by the handler
 volatile std::sig_atomic_t g_first_signal = 0;
+int g_pass_read_fd = -1;
+volatile int g_pass_write_fd = -1;  // read by the handler
 
 extern "C" void on_signal(int signo) {
   int saved = errno;
@@ -36,6 +39,35 @@ extern "C" void on_signal(int signo) {
     [[maybe_unused]] ssize_t ignored = ::write(g_write_fd, &byte, 1);
   }
   errno = saved;
+}
+
+extern "C" void on_passed_signal(int signo) {
+  int saved = errno;
+  auto byte = static_cast<unsigned char>(signo);
+  if (g_pass_write_fd >= 0) {
+    [[maybe_unused]] ssize_t ignored = ::write(g_pass_write_fd, &byte, 1);
+  }
+  errno = saved;
+}
+
+std::vector<int> drain(int fd) {
+  std::vector<int> received;
+  if (fd < 0) {
+    return received;
+  }
+  std::array<unsigned char, 64> bytes{};
+  while (true) {
+    ssize_t got = ::read(fd, bytes.data(), bytes.size());
+    if (got <= 0) {
+      if (got < 0 && errno == EINTR) {
+        continue;
+      }
+      return received;
+    }
+    for (ssize_t i = 0; i < got; ++i) {
+      received.push_back(bytes[static_cast<std::size_t>(i)]);
+    }
+  }
 }
 
 } // namespace
@@ -63,25 +95,31 @@ Result<void> SignalPipe::install() {
 
 int SignalPipe::fd() { return g_read_fd; }
 
-std::vector<int> SignalPipe::take() {
-  std::vector<int> received;
-  if (g_read_fd < 0) {
-    return received;
+std::vector<int> SignalPipe::take() { return drain(g_read_fd); }
+
+Result<void> ForwardedSignals::install() {
+  if (g_pass_read_fd >= 0) {
+    return {};
   }
-  std::array<unsigned char, 64> bytes{};
-  while (true) {
-    ssize_t got = ::read(g_read_fd, bytes.data(), bytes.size());
-    if (got <= 0) {
-      if (got < 0 && errno == EINTR) {
-        continue;
-      }
-      return received;
-    }
-    for (ssize_t i = 0; i < got; ++i) {
-      received.push_back(bytes[static_cast<std::size_t>(i)]);
-    }
+  std::array<int, 2> fds{};
+  if (::pipe2(fds.data(), O_CLOEXEC | O_NONBLOCK) != 0) {
+    return fail(ExitCode::launch, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   }
+  g_pass_read_fd = fds[0];
+  g_pass_write_fd = fds[1];
+  struct sigaction action {};
+  action.sa_handler = on_passed_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int signo : k_passed_on) {
+    ::sigaction(signo, &action, nullptr);
+  }
+  return {};
 }
+
+int ForwardedSignals::fd() { return g_pass_read_fd; }
+
+std::vector<int> ForwardedSignals::take() { return drain(g_pass_read_fd); }
 
 void SignalPipe::uninstall() {
   for (int signo : k_forwarded) {

@@ -29,6 +29,18 @@ public:
   static void uninstall();
 };
 
+// SIGUSR1, SIGUSR2, SIGCONT and SIGTSTP, which the supervisor forwards to
+// every rank (as mpirun does), as bytes on a pipe of their own: they never
+// stop a phase (stop::requested() stays false). Installed by the supervisor
+// (before it, ddl keeps their default actions); install once.
+class ForwardedSignals {
+public:
+  static Result<void> install();
+  static int fd();  // -1 before install()
+  // The signals received since the last call, in order.
+  static std::vector<int> take();
+};
+
 // The process-wide stop token (DESIGN.md: Ctrl-C and --timeout work in every
 // phase). A command arms it first thing; every blocking wait before the
 // supervisor (job load, host discovery, GPU probe, ssh connect and

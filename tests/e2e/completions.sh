@@ -46,7 +46,7 @@ EOS
   done
 }
 if command -v zsh >/dev/null && zsh -fc 'zmodload zsh/zpty' 2>/dev/null; then
-  zsh_shows 'ddl ' bench completions hosts init logs ps render run signal stop
+  zsh_shows 'ddl ' bench completions heartbeat hosts init logs ps render run signal stop sweep
   zsh_shows 'ddl run --back' --backend= auto kubernetes local mpirun slurm ssh
   zsh_shows 'ddl bench allreduce -d ' bfloat16 double float half int32
 fi
@@ -84,7 +84,7 @@ timeout 20 bash "$t/complete.bash" >"$t/got" 2>"$t/err" || { cat "$t/err"; fail 
 line() { sed -n "${1}p" "$t/got"; }
 expect_line() { [[ $(line "$1") == "$2" ]] || fail "completion $1: got '$(line "$1")', want '$2'"; }
 expect_line 1 "complete -F _ddl ddl"
-expect_line 2 "bench completions hosts init logs ps render run signal stop sweep "
+expect_line 2 "bench completions heartbeat hosts init logs ps render run signal stop sweep "
 expect_line 3 "render run "
 for opt in --hosts --hostfile --backend --np --json --verbose --quiet --help --dry-run --timeout \
     --max-restarts --log-dir --env --output-ranks --prefix --timestamps --split-logs --fold; do

@@ -126,7 +126,7 @@ TEST_CASE("rendezvous: garbage and huge frames get an error, others unaffected",
   RawPeer wrong_type(*endpoint);
   REQUIRE(wrong_type.read_hello());
   wrong_type.send(FrameWriter(MsgType::barrier).finish());
-  CHECK(error_text(wrong_type.frame()) == "expected a JOIN frame");
+  CHECK(error_text(wrong_type.frame()) == "expected a JOIN or HEARTBEAT frame");
 
   CHECK(server.missing_ranks() == std::vector<int>{1});
   auto second = Client::connect(join_info(*endpoint, 1, 2), Millis(2000));

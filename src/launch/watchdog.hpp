@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The hang watchdog ([watchdog], issue 17): what counts as a rank's progress
+// (an output line, one matching watchdog.progress, or a heartbeat through the
+// rendezvous), when the gang has stalled or one rank straggles, and the
+// report that names the stalled ranks, the last line each printed and the
+// stack dumps they gave.
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/job/job.hpp"
+#include "src/render/launches.hpp"
+
+namespace ddl {
+
+using WatchClock = std::chrono::steady_clock;
+
+// A progress regex is matched against the first this many bytes of a line
+// (std::regex recurses per character; a whole 64 KiB line could overflow a
+// thread's stack).
+inline constexpr std::size_t k_progress_match_bytes = 1024;
+// Evidence kept per rank once a dump was asked for.
+inline constexpr std::size_t k_max_evidence_lines = 400;
+
+// Each rank's last progress and last line. Fed from the backends' threads
+// (lines) and the rendezvous (heartbeats); read by the supervisor.
+class ProgressBoard {
+public:
+  ProgressBoard(int world_size, const WatchdogSection& watchdog);
+
+  // A new attempt: every rank's progress is "now", lines and evidence cleared.
+  void begin_attempt();
+  // A whole line a rank printed (either stream): its last line, evidence,
+  // and progress when it matches watchdog.progress.
+  void line(int rank, std::string_view text);
+  // Output arrived (any bytes, a '\r' progress-bar update too): progress
+  // when watchdog.progress is unset.
+  void bytes(int rank);
+  // A heartbeat from the rank (the rendezvous' HEARTBEAT frame).
+  void heartbeat(int rank);
+  // Every rank made progress now (the gang resumed after SIGCONT).
+  void touch_all();
+  // From now on, keep what each rank prints as evidence (the stack dumps).
+  void start_evidence();
+
+  int world_size() const { return static_cast<int>(ranks_.size()); }
+  WatchClock::time_point last_progress(int rank) const;
+  std::string last_line(int rank) const;
+  std::vector<std::string> evidence(int rank) const;
+  // When any rank last added evidence; nullopt when none has.
+  std::optional<WatchClock::time_point> last_evidence() const;
+  // Ranks that printed evidence.
+  std::vector<bool> has_evidence() const;
+
+private:
+  struct Rank {
+    std::atomic<WatchClock::rep> progress{0};
+    mutable std::mutex mutex;
+    std::string last_line;
+    std::deque<std::string> evidence;
+  };
+  void progress(int rank);
+  Rank* at(int rank);
+  const Rank* at(int rank) const;
+
+  ProgressSource source_;
+  std::optional<std::regex> regex_;
+  std::vector<Rank> ranks_;
+  std::atomic<bool> collecting_{false};
+  std::atomic<WatchClock::rep> evidence_at_{0};
+};
+
+// A stall or a straggler.
+struct Hang {
+  bool straggler = false;
+  std::vector<int> ranks;  // the stalled ranks (all running ones for a stall)
+  std::chrono::milliseconds silent{0};  // how long without progress (the longest)
+};
+
+// The hang, if any, at `now`: no running rank made progress for `stall`, or
+// some running rank's progress lags the newest one's by `straggler` (only
+// with two or more running ranks). `running` is indexed by rank.
+std::optional<Hang> find_hang(const WatchdogSection& watchdog, const std::vector<WatchClock::time_point>& last,
+                              const std::vector<bool>& running, WatchClock::time_point now);
+
+// "ddl: watchdog: no rank made progress for 2s (watchdog.stall = 2s); asking ranks 0-3 for their
+// stacks (SIGUSR1) for up to 30s, then ending the attempt (exit 5)".
+std::string hang_announcement(const WatchdogSection& watchdog, const Hang& hang, std::string_view dump_how);
+
+// The report: the hang, then per stalled rank its host, its last line and
+// the evidence it printed since the dump was asked for.
+std::string hang_report(const Hang& hang, const ProgressBoard& board,
+                        const std::vector<RankLaunch>& launches, const std::vector<std::string>& notes);
+
+// "0-3,5" for a sorted list of ranks.
+std::string rank_ranges(const std::vector<int>& ranks);
+
+} // namespace ddl

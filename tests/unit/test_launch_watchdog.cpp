@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+// The hang watchdog (issue 17): job keys, progress, stall and straggler
+// detection, the rendezvous HEARTBEAT.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "src/job/job.hpp"
+#include "src/launch/watchdog.hpp"
+#include "tests/unit/rendezvous_test_util.hpp"
+
+using namespace ddl;
+using std::chrono::milliseconds;
+
+namespace {
+
+std::string errors(std::string_view text) {
+  auto job = parse_job(text, "job.toml", {});
+  return job ? "" : job.error().message;
+}
+
+WatchdogSection stall_after(milliseconds stall) {
+  WatchdogSection watchdog;
+  watchdog.stall = stall;
+  return watchdog;
+}
+
+} // namespace
+
+TEST_CASE("[watchdog] and the stop keys load, with defaults", "[watchdog][job]") {
+  auto job = parse_job("[job]\ncommand = \"true\"\ncheckpoint_signal = \"SIGUSR1\"\ncheckpoint_grace = \"5s\"\n"
+                       "stop_signal = \"INT\"\nrequeue_exit_code = 85\n"
+                       "[watchdog]\nstall = \"2s\"\nprogress = \"step \\\\d+\"\nstraggler = \"1s\"\n"
+                       "dump = \"SIGUSR2\"\ndump_timeout = \"3s\"\n",
+                       "job.toml", {});
+  REQUIRE(job);
+  CHECK(job->stop.checkpoint_signal == 10);
+  CHECK(job->stop.checkpoint_grace == milliseconds(5000));
+  CHECK(job->stop.stop_signal == 2);
+  CHECK(job->stop.requeue_exit_code == 85);
+  CHECK(job->watchdog.stall == milliseconds(2000));
+  CHECK(job->watchdog.straggler == milliseconds(1000));
+  CHECK(job->watchdog.progress == ProgressSource::regex);
+  CHECK(job->watchdog.progress_regex == "step \\d+");
+  CHECK(job->watchdog.dump_signal == 12);
+  CHECK(job->watchdog.dump_timeout == milliseconds(3000));
+
+  auto plain = parse_job("[job]\ncommand = \"true\"\n", "job.toml", {});
+  REQUIRE(plain);
+  CHECK_FALSE(plain->watchdog.enabled());
+  CHECK(plain->stop.stop_signal == 15);
+  CHECK(plain->stop.checkpoint_signal == 0);
+  CHECK(plain->watchdog.dump_signal == 0);  // py-spy
+  CHECK(plain->watchdog.dump_timeout == milliseconds(30000));
+}
+
+TEST_CASE("bad [watchdog] and stop values are errors with their place", "[watchdog][job]") {
+  CHECK(errors("[watchdog]\nstall = \"2s\"\nprogress = \"(\"\n").starts_with(
+      "job.toml:3:12: watchdog.progress: not a valid regex: "));
+  CHECK(errors("[watchdog]\nstall = \"2s\"\ndump = \"gdb\"\n") ==
+        "job.toml:3:8: watchdog.dump: 'gdb' is neither \"py-spy\" nor a signal name such as \"SIGUSR1\"");
+  CHECK(errors("[watchdog]\nprogress = \"step\"\n") ==
+        "job.toml:2:12: watchdog.progress: needs watchdog.stall or watchdog.straggler");
+  CHECK(errors("[job]\nstop_signal = \"SIGKILL\"\n") ==
+        "job.toml:2:15: job.stop_signal: 'SIGKILL' is not a signal a program can catch (e.g. \"SIGUSR1\")");
+  CHECK(errors("[job]\ncheckpoint_grace = \"5s\"\n") == "job.toml:2:20: job.checkpoint_grace: needs job.checkpoint_signal");
+  CHECK(errors("[job]\nrequeue_exit_code = 0\n").starts_with("job.toml:2:21: job.requeue_exit_code: must be"));
+  CHECK(errors("[watchdog]\nstall = \"0s\"\n") == "job.toml:2:9: watchdog.stall: must be longer than 0");
+}
+
+TEST_CASE("a stall: no running rank made progress for `stall`", "[watchdog]") {
+  auto t0 = WatchClock::now();
+  auto watchdog = stall_after(milliseconds(2000));
+  std::vector<WatchClock::time_point> last{t0, t0 + milliseconds(500)};
+  std::vector<bool> running{true, true};
+  CHECK_FALSE(find_hang(watchdog, last, running, t0 + milliseconds(2499)));
+  auto hang = find_hang(watchdog, last, running, t0 + milliseconds(2500));
+  REQUIRE(hang);
+  CHECK_FALSE(hang->straggler);
+  CHECK(hang->ranks == std::vector<int>{0, 1});
+  // An exited rank is not named and its progress does not count.
+  running = {false, true};
+  last = {t0 + milliseconds(3000), t0};
+  hang = find_hang(watchdog, last, running, t0 + milliseconds(2000));
+  REQUIRE(hang);
+  CHECK(hang->ranks == std::vector<int>{1});
+  CHECK_FALSE(find_hang(watchdog, last, {false, false}, t0 + milliseconds(9000)));
+}
+
+TEST_CASE("a straggler lags the newest progress by `straggler`", "[watchdog]") {
+  auto t0 = WatchClock::now();
+  WatchdogSection watchdog;
+  watchdog.straggler = milliseconds(1000);
+  std::vector<WatchClock::time_point> last{t0 + milliseconds(1500), t0 + milliseconds(1400), t0};
+  auto hang = find_hang(watchdog, last, {true, true, true}, t0 + milliseconds(1600));
+  REQUIRE(hang);
+  CHECK(hang->straggler);
+  CHECK(hang->ranks == std::vector<int>{2});
+  // One running rank cannot straggle.
+  CHECK_FALSE(find_hang(watchdog, last, {false, false, true}, t0 + milliseconds(9000)));
+}
+
+TEST_CASE("progress: any output, a matching line, or a heartbeat", "[watchdog]") {
+  WatchdogSection regex = stall_after(milliseconds(1000));
+  regex.progress = ProgressSource::regex;
+  regex.progress_regex = "step \\d+";
+  ProgressBoard board(2, regex);
+  auto before = board.last_progress(0);
+  std::this_thread::sleep_for(milliseconds(5));
+  board.bytes(0);
+  board.line(0, "loss 0.3");
+  CHECK(board.last_progress(0) == before);
+  CHECK(board.last_line(0) == "loss 0.3");
+  board.line(0, "step 12 loss 0.2");
+  CHECK(board.last_progress(0) > before);
+  // Only the first k_progress_match_bytes of a line are searched (a 64 KiB
+  // line does not overflow std::regex's recursion).
+  auto rank1 = board.last_progress(1);
+  std::this_thread::sleep_for(milliseconds(5));
+  board.line(1, std::string(k_progress_match_bytes, 'x') + "step 1");
+  CHECK(board.last_progress(1) == rank1);
+  board.line(1, std::string(65536, '.') + "x");
+  board.heartbeat(1);
+  CHECK(board.last_progress(1) > rank1);
+
+  ProgressBoard any(1, stall_after(milliseconds(1000)));
+  auto first = any.last_progress(0);
+  std::this_thread::sleep_for(milliseconds(5));
+  any.bytes(0);
+  CHECK(any.last_progress(0) > first);
+
+  // Evidence: only what comes after start_evidence().
+  any.line(0, "before");
+  CHECK(any.evidence(0).empty());
+  any.start_evidence();
+  any.line(0, "Thread 0x1 (most recent call first):");
+  CHECK(any.evidence(0) == std::vector<std::string>{"Thread 0x1 (most recent call first):"});
+  CHECK(any.last_evidence());
+}
+
+TEST_CASE("the hang report names ranks, hosts, last lines and dumps", "[watchdog]") {
+  ProgressBoard board(3, stall_after(milliseconds(1000)));
+  board.line(0, "step 7");
+  board.start_evidence();
+  board.line(2, "  File \"train.py\", line 3 in <module>");
+  std::vector<RankLaunch> launches(3);
+  launches[0].host.name = "a";
+  launches[1].host.name = "a";
+  launches[2].host.name = "b";
+  Hang hang{false, {0, 1, 2}, milliseconds(2000)};
+  CHECK(hang_report(hang, board, launches, {"note"}) ==
+        "ddl: error: stalled ranks: 0-2\n"
+        "ddl: rank 0 on a: last line: step 7\n"
+        "ddl: rank 1 on a: last line: (none)\n"
+        "ddl: rank 2 on b: last line: (none)\n"
+        "ddl: note\n"
+        "ddl: stack dump of rank 2 (1 line):\n"
+        "  [2]   File \"train.py\", line 3 in <module>\n");
+  CHECK(rank_ranges({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8");
+  WatchdogSection watchdog = stall_after(milliseconds(2000));
+  CHECK(hang_announcement(watchdog, hang, "SIGUSR1") ==
+        "ddl: watchdog: no rank made progress for 2s (watchdog.stall = 2s); asking every rank for its stacks "
+        "(SIGUSR1) for up to 30s, then ending the attempt (exit 5)\n");
+}
+
+TEST_CASE("rendezvous: an authenticated HEARTBEAT reaches on_heartbeat and joins nobody", "[watchdog][rendezvous]") {
+  using namespace ddl::rendezvous;
+  using namespace ddl::rendezvous::testing;
+  std::atomic<int> seen{-1};
+  ServerOptions options = test_options(2);
+  options.on_heartbeat = [&](int rank) { seen = rank; };
+  Server server;
+  auto endpoint = server.start(options);
+  REQUIRE(endpoint);
+  REQUIRE(send_heartbeat(join_info(*endpoint, 1, 2), Millis(3000)));
+  CHECK(seen == 1);
+  CHECK(server.missing_ranks() == std::vector<int>{0, 1});
+  CHECK_FALSE(server.first_join());
+  auto wrong = join_info(*endpoint, 0, 2);
+  wrong.token = std::string(64, '0');
+  auto refused = send_heartbeat(wrong, Millis(3000));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("authentication failed") != std::string::npos);
+  CHECK(seen == 1);
+}
