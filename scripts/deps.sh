@@ -2,7 +2,8 @@
 # Installs what ddl needs from Debian's archive. `build`: to build ddl;
 # `test` (default): also the real peers the test suite drives (sshd, OpenMPI,
 # PyTorch, clang for the sanitizer and fuzzer builds, shells for completions,
-# Slurm and munge for the Slurm test bed).
+# Slurm and munge for the Slurm test bed, and the benches' peers: pdsh,
+# hyperfine, iperf3).
 set -euo pipefail
 mode=${1:-test}
 build_pkgs=(cmake ninja-build g++ pkg-config ccache libcli11-dev libtomlplusplus-dev

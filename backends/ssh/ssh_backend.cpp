@@ -127,11 +127,19 @@ std::vector<std::string> SshBackend::preflight(const Inventory& hosts) {
 }
 
 std::optional<Result<int>> SshBackend::master_port(const Host& host, int first, int count) {
-  return ssh_master_port(options_, host, first, count);
+  port_probe_ = {};
+  port_host_ = host.name;
+  return ssh_master_port(options_, host, first, count, port_probe_);
 }
 
 std::vector<HostInterface> SshBackend::find_interfaces(const Inventory& hosts, const std::string& target) {
-  std::vector<SshConnection> connections;
+  std::vector<SshConnection> connections(hosts.size());
+  for (std::size_t i = 0; i < hosts.size() && port_probe_.session; ++i) {
+    if (hosts[i].name == port_host_) {
+      connections[i].session = std::move(port_probe_.session);
+    }
+  }
+  port_probe_ = {};
   auto found = ssh_find_interfaces(options_, hosts, target, connections);
   probed_.clear();
   for (std::size_t i = 0; i < hosts.size(); ++i) {

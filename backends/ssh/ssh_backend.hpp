@@ -49,6 +49,9 @@ private:
   std::vector<std::size_t> rank_link_;  // rank -> index into links_
   // find_interfaces' connection per host name, for prepare's first one there.
   std::unordered_map<std::string, SshConnection> probed_;
+  // master_port's session and its host's name, for find_interfaces to reuse.
+  std::string port_host_;
+  SshConnection port_probe_;
 };
 
 // Ranks one SSH connection carries at most (sshd's MaxSessions is 10).

@@ -65,14 +65,16 @@ HostInterface parse_route_probe(const std::string& out, const std::string& targe
 }
 
 HostInterface route_one(const SshSection& ssh, const Host& host, const std::string& target, SshConnection& kept) {
-  auto session = ssh_open(ssh, host);
-  if (!session) {
-    kept.error = session.error().message;
-    HostInterface none = interface_unknown(session.error().message);
-    none.unreachable = true;
-    return none;
+  if (!kept.session) {
+    auto session = ssh_open(ssh, host);
+    if (!session) {
+      kept.error = session.error().message;
+      HostInterface none = interface_unknown(session.error().message);
+      none.unreachable = true;
+      return none;
+    }
+    kept.session = std::move(*session);
   }
-  kept.session = std::move(*session);
   ShimJob probe;
   probe.argv = {"sh", "-c", k_route_script, "ddl-route", target};
   probe.grace = Millis{1000};
@@ -131,16 +133,21 @@ HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& 
 constexpr const char* k_ports_script = "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; exit 0";
 
 // nullopt when the host cannot be reached or has no /proc/net/tcp.
-std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& host) {
+std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& host, SshConnection& kept) {
   auto session = ssh_open(ssh, host);
   if (!session) {
     return std::nullopt;
   }
+  kept.session = std::move(*session);
   ShimJob probe;
   probe.argv = {"sh", "-c", k_ports_script};
   probe.grace = Millis{1000};
-  auto ran = run_shim_once(session->get(), probe, remote_answer_timeout(ssh));
-  if (!ran || ran->out.find(':') == std::string::npos) {
+  auto ran = run_shim_once(kept.session.get(), probe, remote_answer_timeout(ssh));
+  if (!ran) {
+    kept.session.reset();  // not trusted for the next probe
+    return std::nullopt;
+  }
+  if (ran->out.find(':') == std::string::npos) {
     return std::nullopt;
   }
   return net::ports_in_proc_net_tcp(ran->out);
@@ -148,8 +155,9 @@ std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& hos
 
 } // namespace
 
-std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count) {
-  auto used = ports_in_use(ssh, host);
+std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count,
+                                           SshConnection& kept) {
+  auto used = ports_in_use(ssh, host, kept);
   if (!used) {
     return std::nullopt;
   }
@@ -168,6 +176,11 @@ std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& ho
     }
   }
   return Result<int>(first);
+}
+
+std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count) {
+  SshConnection dropped;
+  return ssh_master_port(ssh, host, first, count, dropped);
 }
 
 std::string remote_ddl_path(const SshSection& ssh) {
@@ -211,7 +224,6 @@ Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts) {
 std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inventory& hosts,
                                               const std::string& target, std::vector<SshConnection>& connections) {
   std::vector<HostInterface> found(hosts.size());
-  connections.clear();
   connections.resize(hosts.size());
   for_each_parallel(hosts.size(), ssh.fanout,
                     [&](std::size_t i) { found[i] = route_one(ssh, hosts[i], target, connections[i]); });

@@ -36,8 +36,10 @@ struct SshConnection {
 
 // Per host, the interface its own route to `target` leaves from (`ip -o
 // route get` and `ip -o addr` there, under the shim); hosts that cannot be
-// reached or asked say why. `connections` gets each host's connection (or
-// why there is none), for the launch to use instead of a second one.
+// reached or asked say why. A session already in `connections[i]` (the
+// master port probe's) is asked instead of a new one; `connections` gets each
+// host's connection (or why there is none), for the launch to use instead of
+// a second one.
 std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inventory& hosts,
                                               const std::string& target, std::vector<SshConnection>& connections);
 
@@ -51,7 +53,9 @@ Inventory ssh_resolve_addresses(const SshSection& ssh, Inventory hosts);
 // (net::pick_unused_ports). A port in use is an error (ExitCode::launch)
 // naming the host. nullopt when the host cannot be reached (the launch's
 // own preflight then reports it with every other host) or has no
-// /proc/net/tcp.
+// /proc/net/tcp. `kept` gets the session, for the interface probe to reuse.
+std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count,
+                                           SshConnection& kept);
 std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count);
 
 // [ssh] remote_ddl, else this binary's path.
