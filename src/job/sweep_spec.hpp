@@ -54,7 +54,7 @@ struct SweepSection {
 // The most trials one sweep may have.
 inline constexpr long long k_max_sweep_trials = 100'000;
 
-// "DDL_PARAM_LEARNING_RATE" for "learning_rate".
+// DDL_PARAM_ and the name upper-cased ("learning_rate" -> LEARNING_RATE).
 std::string param_env_name(const std::string& name);
 
 } // namespace ddl
