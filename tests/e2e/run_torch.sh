@@ -2,12 +2,7 @@
 # A real PyTorch program (gloo, init_process_group via env://) on 4 local
 # ranks under ddl run: its allreduce gives the right sum on every rank.
 source "$(dirname "$0")/common.inc"
-python=""
-for candidate in python3 /usr/bin/python3; do
-  if "$candidate" -c "import torch.distributed as d; assert d.is_gloo_available()" 2>/dev/null; then
-    python=$(command -v "$candidate"); break
-  fi
-done
+python=$(torch_python)
 [[ -n $python ]] || skip "torch with gloo is not importable"
 
 # A port free right now (torch.master_port = $port is resolved by ddl only for

@@ -4,12 +4,7 @@
 # no rank dials the other job's store. (With a fixed 29500 the second job
 # failed with "Address already in use".)
 source "$(dirname "$0")/common.inc"
-python=""
-for candidate in python3 /usr/bin/python3; do
-  if "$candidate" -c "import torch.distributed as d; assert d.is_gloo_available()" 2>/dev/null; then
-    python=$(command -v "$candidate"); break
-  fi
-done
+python=$(torch_python)
 [[ -n $python ]] || skip "torch with gloo is not importable"
 program="$DDL_SOURCE_DIR/tests/fixtures/clients/torch_allreduce.py"
 

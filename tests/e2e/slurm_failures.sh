@@ -5,12 +5,7 @@
 # ddl ends with a clear status and nothing is left on any node.
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/slurm/testbed.inc"
-python=""
-for candidate in python3 /usr/bin/python3; do
-  if "$candidate" -c "import torch.distributed as d; assert d.is_gloo_available()" 2>/dev/null; then
-    python=$(command -v "$candidate"); break
-  fi
-done
+python=$(torch_python)
 slurm_up 4
 
 # Real torch DDP: 4 nodes x 2 ranks, env:// from what ddl rendered per rank.

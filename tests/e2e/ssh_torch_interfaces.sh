@@ -9,12 +9,7 @@
 # (issue 13, item 2)
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
-python=""
-for candidate in python3 /usr/bin/python3; do
-  if "$candidate" -c "import torch.distributed as d; assert d.is_gloo_available()" 2>/dev/null; then
-    python=$(command -v "$candidate"); break
-  fi
-done
+python=$(torch_python)
 [[ -n $python ]] || skip "torch with gloo is not importable"
 NETNS_DEBIAN_NAMES=1 netns_up 4
 # Interface names differ between hosts: h3's is ens5.
