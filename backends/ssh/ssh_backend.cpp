@@ -14,6 +14,7 @@
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "backends/ssh/ssh_probe.hpp"
+#include "src/util/host_progress.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl {
@@ -203,7 +204,11 @@ Result<void> SshBackend::prepare(const Plan& plan, std::span<const RankLaunch> l
     }
     return std::move(probed[i]->session);
   };
-  for_each_parallel(tasks.size(), options_.fanout, [&](std::size_t i) {
+  std::vector<std::string> task_hosts;
+  for (const auto& task : tasks) {
+    task_hosts.push_back(plan.hosts[task.host].name);
+  }
+  auto ready_one = [&](std::size_t i) {
     if (stop::requested()) {
       problems[i] = stop::error("connecting").message;
       return;
@@ -224,6 +229,12 @@ Result<void> SshBackend::prepare(const Plan& plan, std::span<const RankLaunch> l
     }
     ready[i] = std::move(*channels);
     sessions[i] = std::move(*session);
+  };
+  HostProgress progress("ready", std::move(task_hosts));
+  for_each_parallel(tasks.size(), options_.fanout, [&](std::size_t i) {
+    progress.begin(i);
+    ready_one(i);
+    progress.end(i);
   });
 
   for (const auto& stop_error : stopped) {

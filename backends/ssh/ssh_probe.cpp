@@ -11,6 +11,7 @@
 #include "backends/ssh/ssh_config_scan.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "src/util/net.hpp"
+#include "src/util/host_progress.hpp"
 #include "src/util/process.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
@@ -187,11 +188,27 @@ std::string remote_ddl_path(const SshSection& ssh) {
   return ssh.remote_ddl.empty() ? own_executable_path() : ssh.remote_ddl;
 }
 
+namespace {
+
+std::vector<std::string> host_names(const Inventory& hosts) {
+  std::vector<std::string> names;
+  for (const Host& host : hosts) {
+    names.push_back(host.name);
+  }
+  return names;
+}
+
+} // namespace
+
 std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string& remote_ddl,
                                        const Inventory& hosts) {
   std::vector<HostCheck> checks(hosts.size());
-  for_each_parallel(hosts.size(), ssh.fanout,
-                    [&](std::size_t i) { checks[i] = check_one(ssh, hosts[i], remote_ddl); });
+  HostProgress progress("checked", host_names(hosts));
+  for_each_parallel(hosts.size(), ssh.fanout, [&](std::size_t i) {
+    progress.begin(i);
+    checks[i] = check_one(ssh, hosts[i], remote_ddl);
+    progress.end(i);
+  });
   return checks;
 }
 
@@ -225,8 +242,12 @@ std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inve
                                               const std::string& target, std::vector<SshConnection>& connections) {
   std::vector<HostInterface> found(hosts.size());
   connections.resize(hosts.size());
-  for_each_parallel(hosts.size(), ssh.fanout,
-                    [&](std::size_t i) { found[i] = route_one(ssh, hosts[i], target, connections[i]); });
+  HostProgress progress("connected", host_names(hosts));
+  for_each_parallel(hosts.size(), ssh.fanout, [&](std::size_t i) {
+    progress.begin(i);
+    found[i] = route_one(ssh, hosts[i], target, connections[i]);
+    progress.end(i);
+  });
   return found;
 }
 
