@@ -67,6 +67,18 @@ std::optional<std::string> newest_step() {
   return newest;
 }
 
+// A rank's exit code as ddl reports it; 143 after Slurm said it cancelled
+// the step was Slurm's stop, not the rank's failure.
+RankExit exit_of_code(int code, const LabeledOutput& output) {
+  const int signo = code > 128 && code < 128 + 65 ? code - 128 : 0;
+  if (code == 128 + SIGTERM && output.cancelled()) {
+    return RankExit{code, signo, "",
+                    fmt::format("Slurm cancelled the step (scancel, the time limit or preemption): {}",
+                                *output.cancelled())};
+  }
+  return RankExit{code, signo, ""};
+}
+
 } // namespace
 
 SlurmBackend::SlurmBackend(SlurmOptions options) : options_(std::move(options)) {}
@@ -165,8 +177,18 @@ void SlurmBackend::run_srun(std::vector<std::string> argv, EnvList env, RankEven
   LabeledOutput output(world_size_, [&](int rank, Stream stream, std::string_view bytes) {
     events.output(rank, stream, bytes);
   });
+  reported_.assign(static_cast<std::size_t>(world_size_), false);
   int status = pump_and_wait(*child, [&](Stream stream, std::string_view bytes) {
     output.feed(stream, bytes);
+    // A rank's end is reported as it comes: one that exits 0 to srun after
+    // a stop signal (rank_script) ends the gang through ddl, not srun. 143
+    // waits for srun: it is how Slurm stops a step (scancel, a failed node),
+    // and what Slurm says by then names the cause.
+    for (auto [rank, code] : output.take_ended()) {
+      if (code != 128 + SIGTERM) {
+        report_exit(rank, exit_of_code(code, output), events);
+      }
+    }
     if (!step_ready_) {
       if (auto step = output.step()) {
         std::lock_guard lock(gang_.mutex);
@@ -193,7 +215,9 @@ void SlurmBackend::report_exits(int status, const LabeledOutput& output, RankEve
   }
   auto failure = output.first_failure();
   const bool failed_on_its_own = failure && failure->second != 128 + SIGTERM;
-  if (!failed_on_its_own && whole.code != 0 && report_slurm_ended_step(output, events)) {
+  // Ranks stopped by a signal exit 0 to srun (rank_script): what Slurm
+  // said decides, not srun's exit code.
+  if (!failed_on_its_own && report_slurm_ended_step(output, events)) {
     return;
   }
   if (!failure && whole.code != 0) {
@@ -203,19 +227,24 @@ void SlurmBackend::report_exits(int status, const LabeledOutput& output, RankEve
                             fmt::format("srun failed (exit {}){}", whole.code,
                                         said.empty() ? "" : ":\n" + said)};
     for (int rank = 0; rank < world_size_; ++rank) {
-      events.exited(rank, launch_failure);
+      report_exit(rank, launch_failure, events);
     }
     return;
   }
   if (failure) {
-    const int code = failure->second;
-    const int signo = code > 128 && code < 128 + 65 ? code - 128 : 0;
-    events.exited(failure->first, RankExit{code, signo, ""});
+    report_exit(failure->first, exit_of_code(failure->second, output), events);
   }
   for (int rank = 0; rank < world_size_; ++rank) {
-    if (!failure || rank != failure->first) {
-      events.exited(rank, failure ? RankExit{128 + SIGTERM, SIGTERM, ""} : RankExit{});
-    }
+    report_exit(rank, failure ? RankExit{128 + SIGTERM, SIGTERM, ""} : RankExit{}, events);
+  }
+}
+
+// A rank's end, once: as its marker comes, or when srun has ended.
+void SlurmBackend::report_exit(int rank, RankExit how, RankEvents& events) {
+  auto seen = reported_.at(static_cast<std::size_t>(rank));
+  if (!seen) {
+    reported_[static_cast<std::size_t>(rank)] = true;
+    events.exited(rank, std::move(how));
   }
 }
 
@@ -234,17 +263,16 @@ bool SlurmBackend::report_slurm_ended_step(const LabeledOutput& output, RankEven
       }
     }
     how = RankExit{to_int(ExitCode::launch), 0, fmt::format("Slurm reports that node {} failed", *node)};
-  } else if (const auto& cancelled = output.cancelled()) {
+  } else if (output.cancelled()) {
     blamed = 0;
-    how = RankExit{128 + SIGTERM, SIGTERM, "",
-                   fmt::format("Slurm cancelled the step (scancel, the time limit or preemption): {}", *cancelled)};
+    how = exit_of_code(128 + SIGTERM, output);
   }
   if (blamed < 0) {
     return false;
   }
-  events.exited(blamed, how);
+  report_exit(blamed, how, events);
   for (int rank = 0; rank < world_size_; ++rank) {
-    if (rank != blamed) events.exited(rank, RankExit{128 + SIGTERM, SIGTERM, ""});
+    report_exit(rank, RankExit{128 + SIGTERM, SIGTERM, ""}, events);
   }
   return true;
 }
@@ -277,7 +305,10 @@ bool SlurmBackend::signal_step(int signo) {
   }
   argv.push_back(*step);
   auto done = run_captured(argv, 10'000, /*part_of_stop=*/true);
-  return done && done->exit.code == 0;
+  const bool sent = done && done->exit.code == 0;
+  spdlog::debug("slurm: scancel {} {}: {}", argv[argv.size() - 2], *step,
+                sent ? "sent" : done ? "failed: " + std::string(trim(done->err)) : done.error().message);
+  return sent;
 }
 
 void SlurmBackend::signal(int, int signo) {
@@ -295,10 +326,19 @@ void SlurmBackend::signal(int, int signo) {
   }
   if (!signal_step(signo)) {
     // The step is not known yet: srun's own TERM ends it (tasks get KILL).
+    spdlog::info("slurm: the step is not known (or scancel failed): SIGTERM to srun ends it");
     ::kill(static_cast<pid_t>(pid), SIGTERM);
   }
 }
 
-void SlurmBackend::shutdown() { gang_.end(k_shutdown_wait); }
+// Every rank may be reported (their markers) while srun still winds the
+// step down: give it that time before its TERM.
+void SlurmBackend::shutdown() {
+  const auto deadline = std::chrono::steady_clock::now() + k_step_wait;
+  while (gang_.pid > 0 && !gang_.done && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  gang_.end(k_shutdown_wait);
+}
 
 } // namespace ddl::slurm

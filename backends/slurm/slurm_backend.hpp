@@ -19,8 +19,8 @@ namespace ddl::slurm {
 // with the last one; srun places rank r on the plan's host for r
 // (--distribution=arbitrary) and ends every task when one fails
 // (--kill-on-bad-exit). The first rank to fail and its code come from the
-// rank script's marker, so the gang ends with that rank's code, not srun's
-// 143. Signals reach the tasks through `scancel --signal SIG JOB.STEP` (srun
+// rank script's marker, reported as it arrives, so the gang ends with that
+// rank's code, not srun's 143. Signals reach the tasks through `scancel --signal SIG JOB.STEP` (srun
 // itself does not forward a single SIGINT); restarts are new steps. Outside
 // an allocation there is nothing to launch into: the registry refuses the
 // backend (ExitCode::usage) before any of this.
@@ -45,6 +45,7 @@ private:
   void run_srun(std::vector<std::string> argv, EnvList env, RankEvents& events);
   void report_exits(int status, const class LabeledOutput& output, RankEvents& events);
   bool report_slurm_ended_step(const class LabeledOutput& output, RankEvents& events);
+  void report_exit(int rank, RankExit how, RankEvents& events);
   bool signal_step(int signo);
 
   SlurmOptions options_;
@@ -56,6 +57,7 @@ private:
   GangChild gang_;  // its mutex also guards launches_ (and step_)
   std::optional<std::string> step_;  // "JOB.STEP" once rank 0 said it
   bool step_ready_ = false;          // runner thread only
+  std::vector<bool> reported_;       // runner thread only: ranks whose exit was reported
 };
 
 } // namespace ddl::slurm

@@ -18,6 +18,15 @@ constexpr const char* k_unset[] = {"SLURM_NTASKS_PER_NODE", "SLURM_DISTRIBUTION"
 
 } // namespace
 
+// The wrapper runs the rank as its child so it can report the rank's exit
+// code. Slurm signals every process of the step: the wrapper waits the
+// signal out (a trap, which its child does not inherit) and the rank's own
+// handler decides. A rank that ends after a stop signal (Ctrl-C, SIGTERM,
+// scancel), or is killed by SIGHUP, SIGINT or SIGQUIT, is not a "bad exit"
+// to srun: Slurm signals node by node (and without cgroups process by
+// process), and --kill-on-bad-exit would SIGKILL the ranks not yet reached
+// before their handlers run. Its marker still carries its code, and ddl
+// ends the gang on it (SlurmBackend::run_srun).
 std::string rank_script(int world_size) {
   return fmt::format(
       "case ${{SLURM_PROCID:-}} in ''|*[!0-9]*) echo 'ddl: not started by srun' >&2; exit 125 ;; esac\n"
@@ -27,9 +36,13 @@ std::string rank_script(int world_size) {
       "while [ \"$__ddl_i\" -lt {} ]; do unset \"DDL_SLURM_ENV_$__ddl_i\"; __ddl_i=$((__ddl_i + 1)); done\n"
       "eval \"$__ddl_e\" || exit 125\n"
       "unset __ddl_e __ddl_i SLURM_HOSTFILE\n"
+      "__ddl_stop=\n"
+      "trap __ddl_stop=s HUP INT QUIT TERM\n"
+      "trap : USR1 USR2 ALRM\n"
       "\"$@\"\n"
       "__ddl_rc=$?\n"
       "[ \"$__ddl_rc\" -eq 0 ] || printf '{}%s exit %s\\n' \"$SLURM_PROCID\" \"$__ddl_rc\" >&2\n"
+      "case $__ddl_stop$__ddl_rc in s*|129|130|131) exit 0 ;; esac\n"
       "exit \"$__ddl_rc\"\n",
       k_step_marker, world_size, k_exit_marker);
 }

@@ -2,6 +2,7 @@
 #include "backends/slurm/srun_output.hpp"
 
 #include <csignal>
+#include <utility>
 
 #include "backends/slurm/srun_command.hpp"
 #include "src/util/text.hpp"
@@ -89,12 +90,16 @@ void LabeledOutput::srun_says(std::string_view text) {
   constexpr std::string_view exited = ": Exited with exit code ";
   std::size_t at = text.find(exited);
   std::size_t task = text.rfind("task ", at);
-  if (at == std::string_view::npos || task == std::string_view::npos || srun_reported_) {
+  if (at == std::string_view::npos || task == std::string_view::npos) {
     return;
   }
   auto rank = parse_int(text.substr(task + 5, at - task - 5));
   auto code = parse_int(trim(text.substr(at + exited.size())));
-  if (rank && code && *rank >= 0 && *rank < world_size_ && *code != 128 + SIGTERM) {
+  if (!rank || !code || *rank < 0 || *rank >= world_size_) {
+    return;
+  }
+  ended(static_cast<int>(*rank), static_cast<int>(*code));
+  if (*code != 128 + SIGTERM && !srun_reported_) {
     srun_reported_ = std::pair{static_cast<int>(*rank), static_cast<int>(*code)};
   }
 }
@@ -119,6 +124,7 @@ bool LabeledOutput::marker(std::string_view text) {
     return false;
   }
   std::pair<int, int> failure{static_cast<int>(*rank), static_cast<int>(*code)};
+  ended(failure.first, failure.second);
   if (!first_) {
     first_ = failure;
   }
@@ -127,6 +133,18 @@ bool LabeledOutput::marker(std::string_view text) {
   }
   return true;
 }
+
+void LabeledOutput::ended(int rank, int code) {
+  if (seen_ended_.empty()) {
+    seen_ended_.assign(static_cast<std::size_t>(world_size_), false);
+  }
+  if (!seen_ended_[static_cast<std::size_t>(rank)]) {
+    seen_ended_[static_cast<std::size_t>(rank)] = true;
+    ended_.emplace_back(rank, code);
+  }
+}
+
+std::vector<std::pair<int, int>> LabeledOutput::take_ended() { return std::exchange(ended_, {}); }
 
 std::optional<std::pair<int, int>> LabeledOutput::first_failure() const {
   if (first_own_) {

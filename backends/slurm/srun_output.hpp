@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "src/launch/backend.hpp"
 
@@ -28,6 +29,10 @@ public:
   // way to a later one that failed on its own, or to srun's "task R: Exited
   // with exit code C" when that rank's marker was lost with the step.
   std::optional<std::pair<int, int>> first_failure() const;
+  // The ranks whose end was seen since the last call, each once, with its
+  // exit code: from their markers, or from srun's "task R: Exited with exit
+  // code C" when a marker was lost.
+  std::vector<std::pair<int, int>> take_ended();
   // "JOB.STEP" once rank 0 has said it.
   std::optional<std::string> step() const { return step_; }
   // srun's own text (unlabeled lines), capped.
@@ -50,6 +55,9 @@ private:
   std::optional<std::pair<int, int>> first_;
   std::optional<std::pair<int, int>> first_own_;
   std::optional<std::pair<int, int>> srun_reported_;
+  void ended(int rank, int code);
+  std::vector<std::pair<int, int>> ended_;
+  std::vector<bool> seen_ended_;
   std::optional<std::string> step_;
   std::optional<std::string> failed_node_;
   std::optional<std::string> cancelled_;

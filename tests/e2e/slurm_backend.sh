@@ -54,14 +54,16 @@ expect_exit 3 salloc_ddl -N4 -- run --backend slurm -- \
 expect_contains "$t/err" "rank 2"
 slurm_wait_idle
 
-# Ctrl-C: the ranks get SIGINT (their trap runs), ddl exits 130, nothing is
-# left on any node. Slurm signals node by node: a rank that exits on SIGINT
-# first makes srun's --kill-on-bad-exit TERM the ranks not yet reached (the
-# man page says so), so each rank records which signal it caught.
+# Ctrl-C: every rank gets SIGINT and its trap runs, ddl exits 130, nothing
+# is left on any node. Slurm signals node by node: a rank that exits on
+# SIGINT first must not make srun's --kill-on-bad-exit kill the ranks not yet
+# reached, so each rank records which signal it caught. Without cgroups
+# Slurm signals a node's processes one by one: the rank naps in a loop so
+# that its shell outlives a nap killed first and runs its trap.
 marker="ddl-slurm-int-$$"
 mkdir "$t/int"
 slurm_login salloc -Q -N4 "$DDL" run --backend slurm -- \
-  sh -c 'trap "echo int >'"$t"'/int/\$DDL_RANK; exit 130" INT; trap "echo term >'"$t"'/int/\$DDL_RANK; exit 143" TERM; touch '"$t"'/int/up.$DDL_RANK; sleep 60' "$marker" \
+  sh -c 'trap "echo int >'"$t"'/int/\$DDL_RANK; exit 130" INT; trap "echo term >'"$t"'/int/\$DDL_RANK; exit 143" TERM; touch '"$t"'/int/up.$DDL_RANK; while :; do sleep 0.2; done' "$marker" \
   >"$t/out" 2>"$t/err" &
 runner=$!
 wait_files 4 "$t/int/up.*"
@@ -70,7 +72,7 @@ kill -INT "$ddl_pid"
 rc=0; wait "$runner" || rc=$?
 [[ $rc == 130 ]] || { cat "$t/err"; fail "ddl exited $rc after SIGINT, want 130"; }
 wait_files 4 "$t/int/[0-3]"
-grep -qx int "$t"/int/[0-3] || fail "no rank caught SIGINT: $(cat "$t"/int/[0-3])"
+[[ $(cat "$t"/int/[0-3]) == $'int\nint\nint\nint' ]] || fail "not every rank caught SIGINT: $(cat "$t"/int/[0-3])"
 slurm_wait_idle
 [[ $(slurm_count_all "$marker") == 0 ]] || fail "processes left on the nodes after Ctrl-C"
-[[ $(slurm_count_all "sleep 60") == 0 ]] || fail "sleep left on the nodes after Ctrl-C"
+[[ $(slurm_count_all "sleep 0.2") == 0 ]] || fail "sleep left on the nodes after Ctrl-C"

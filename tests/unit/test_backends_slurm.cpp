@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/wait.h>
 #include <vector>
 
 #include "backends/slurm/srun_command.hpp"
@@ -79,4 +82,51 @@ TEST_CASE("srun --label output: srun's own report when the marker is lost", "[sl
   output.finish();
   REQUIRE(output.first_failure());
   CHECK(*output.first_failure() == std::pair{2, 3});
+}
+
+TEST_CASE("srun --label output: each rank's end once, as it comes", "[slurm]") {
+  slurm::LabeledOutput output(4, [](int, Stream, std::string_view) {});
+  CHECK(output.take_ended().empty());
+  output.feed(Stream::err, " 2: ddl-slurm: rank 2 exit 130\n");
+  CHECK(output.take_ended() == std::vector<std::pair<int, int>>{{2, 130}});
+  // srun's word for the same rank, and a later marker, change nothing.
+  output.feed(Stream::err, "srun: error: h3: task 2: Exited with exit code 130\n");
+  output.feed(Stream::err, " 1: ddl-slurm: rank 1 exit 3\n 0: ddl-slurm: rank 0 exit 143\n");
+  CHECK(output.take_ended() == std::vector<std::pair<int, int>>{{1, 3}, {0, 143}});
+  CHECK(output.take_ended().empty());
+}
+
+TEST_CASE("srun rank script: a rank stopped by a signal is no bad exit to srun", "[slurm]") {
+  // The wrapper as srun runs it (rank 1 of 2), around RANK_COMMAND: its
+  // exit status and its stderr (the marker).
+  auto run = [](const std::string& rank_command) {
+    const std::string script = slurm::rank_script(2);
+    setenv("DDL_TEST_RANK_SCRIPT", script.c_str(), 1);
+    setenv("DDL_TEST_RANK_COMMAND", rank_command.c_str(), 1);
+    FILE* pipe = popen("SLURM_PROCID=1 SLURM_JOB_ID=7 SLURM_STEP_ID=0 "
+                       "sh -c \"$DDL_TEST_RANK_SCRIPT\" ddl-rank sh -c \"$DDL_TEST_RANK_COMMAND\" 2>&1",
+                       "r");
+    REQUIRE(pipe != nullptr);
+    std::string said;
+    char buffer[256];
+    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
+      said += buffer;
+    }
+    int status = pclose(pipe);
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, said};
+  };
+  // A failure on its own: its code, to srun and in the marker.
+  CHECK(run("exit 7") == std::pair{7, std::string("ddl-slurm: rank 1 exit 7\n")});
+  CHECK(run("exit 1") == std::pair{1, std::string("ddl-slurm: rank 1 exit 1\n")});
+  // The wrapper got the stop signal too (Slurm signals every process): 0
+  // to srun, the rank's own code in the marker.
+  CHECK(run("kill -INT $PPID; sleep 0.2; exit 7") == std::pair{0, std::string("ddl-slurm: rank 1 exit 7\n")});
+  // Killed by SIGINT before the wrapper's turn came: no bad exit either.
+  CHECK(run("kill -INT $$") == std::pair{0, std::string("ddl-slurm: rank 1 exit 130\n")});
+  // SIGTERM alone is a bad exit (a rank killed on its node), and SIGUSR1
+  // to the wrapper does not end it.
+  auto [code, said] = run("kill -TERM $$");
+  CHECK(code == 143);
+  CHECK(said.ends_with("ddl-slurm: rank 1 exit 143\n"));
+  CHECK(run("kill -USR1 $PPID; sleep 0.2; echo on") == std::pair{0, std::string("on\n")});
 }
