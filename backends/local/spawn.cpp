@@ -11,17 +11,13 @@
 
 #include <fmt/core.h>
 
+#include "src/util/file.hpp"
 #include "src/util/process.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
 
 namespace {
-
-bool is_executable_file(const std::string& path) {
-  struct stat info {};
-  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
 
 std::string env_value(const EnvList& env, std::string_view name) {
   for (auto it = env.rbegin(); it != env.rend(); ++it) {
@@ -69,11 +65,8 @@ Result<std::string> resolve_program(const RankLaunch& launch) {
     const char* own = std::getenv("PATH");
     path = own != nullptr ? own : "/usr/local/bin:/usr/bin:/bin";
   }
-  for (const auto& dir : split(path, ':')) {
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + word;
-    if (is_executable_file(candidate)) {
-      return candidate;
-    }
+  if (auto found = find_on_path(word, path)) {
+    return *found;
   }
   return fail(ExitCode::launch,
               fmt::format("rank {} on {}: command not found: {}", launch.rank, launch.host.name, word));

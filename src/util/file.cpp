@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "src/util/text.hpp"
+
 namespace ddl {
 
 namespace {
@@ -89,6 +91,17 @@ Result<std::string> write_private_file(std::string_view prefix, const std::strin
     return fail(ExitCode::launch, "cannot write " + path);
   }
   return path;
+}
+
+std::optional<std::string> find_on_path(std::string_view program, std::string_view path) {
+  for (const auto& dir : split(path, ':')) {
+    std::string candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + std::string(program);
+    struct stat info {};
+    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace ddl

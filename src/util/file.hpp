@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,5 +31,9 @@ std::string make_private_dir(std::string_view prefix);
 // the file's path, or an error (ExitCode::launch) naming what failed.
 Result<std::string> write_private_file(std::string_view prefix, const std::string& name, const std::string& text,
                                        std::string& dir_out);
+
+// The first executable regular file named `program` in the ':'-separated
+// `path` (an empty entry is "."), or nullopt.
+std::optional<std::string> find_on_path(std::string_view program, std::string_view path);
 
 } // namespace ddl
