@@ -19,6 +19,11 @@ salloc_ddl() {
   slurm_login salloc -Q "${args[@]}" "$DDL" "$@"
 }
 
+# Inside an allocation without srun on PATH: a clear error, nothing started.
+expect_exit 3 slurm_login salloc -Q -N1 /usr/bin/env PATH=/nowhere "$DDL" run --backend slurm -- true
+expect_contains "$t/err" "backend slurm needs Slurm's srun on PATH (Debian: apt-get install slurm-client)"
+slurm_wait_idle
+
 # auto inside the allocation is slurm; placement and env per rank. A value
 # with quotes, newlines and $ arrives byte for byte.
 cat >"$t/job.toml" <<'TOML'
