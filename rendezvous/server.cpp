@@ -144,6 +144,7 @@ std::string overdue_message(Millis timeout, const std::vector<int>& ranks) {
 void Server::Impl::reset_gang() {
   auto world = static_cast<std::size_t>(options.world_size);
   ranks.assign(world, RankState::absent);
+  ranks_left = 0;
   rank_fd.assign(world, -1);
   first_join.reset();
   barrier_waiting.clear();
@@ -287,7 +288,7 @@ void Server::Impl::pause_accepting() {
 }
 
 void Server::Impl::on_readable(Connection& conn) {
-  std::array<char, 65536> buffer{};
+  std::vector<char>& buffer = read_buffer;
   for (;;) {
     ssize_t got = ::recv(conn.fd.get(), buffer.data(), buffer.size(), 0);
     if (got == 0) {

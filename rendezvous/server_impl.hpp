@@ -53,6 +53,9 @@ struct Server::Impl {
   std::string endpoint;
 
   std::unordered_map<int, std::unique_ptr<Connection>> connections;
+  // One receive buffer for every connection (the loop is one thread): not
+  // 64 KiB cleared on the stack per readable event.
+  std::vector<char> read_buffer = std::vector<char>(65536);
   // Connections that have not joined yet: (serial, fd) in accept order (entries
   // of connections that joined or closed are skipped lazily), and how many
   // each peer address holds.
@@ -74,6 +77,7 @@ struct Server::Impl {
   std::unordered_map<std::string, std::string> store;
   std::size_t store_bytes = 0;
   std::string gone;  // why collective calls can no longer complete, "" while healthy
+  std::size_t ranks_left = 0;  // ranks in RankState::left: none is the common case
 
   // server.cpp: the loop and its I/O.
   void run();

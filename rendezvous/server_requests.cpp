@@ -87,6 +87,7 @@ void Server::Impl::handle_join(Connection& conn, FrameReader& reader) {
     refuse(conn, ErrorKind::refused, fmt::format("rank {} has died in this attempt", *rank));
     return;
   }
+  if (ranks[index] == RankState::left) --ranks_left;
   ranks[index] = RankState::joined;
   rank_fd[index] = conn.fd.get();
   handshake_over(conn);
@@ -124,6 +125,7 @@ void Server::Impl::handle_request(Connection& conn, FrameReader& reader) {
 // Why a collective cannot complete: a rank died or has left.
 std::string Server::Impl::collective_blocker() const {
   if (!gone.empty()) return gone;
+  if (ranks_left == 0) return {};  // no scan of every rank per barrier call
   auto left = std::find(ranks.begin(), ranks.end(), RankState::left);
   if (left == ranks.end()) return {};
   return fmt::format("rank {} has left", left - ranks.begin());
@@ -240,12 +242,16 @@ void Server::Impl::handle_allgather(Connection& conn, FrameReader& reader) {
 void Server::Impl::rank_lost(int rank, bool died) {
   auto index = static_cast<std::size_t>(rank);
   rank_fd[index] = -1;
+  if (ranks[index] == RankState::left) --ranks_left;
   ranks[index] = died ? RankState::dead : RankState::left;
+  if (!died) ++ranks_left;
   std::string why = died ? fmt::format("rank {} died (its connection closed without LEAVE)", rank)
                          : fmt::format("rank {} has left", rank);
   spdlog::debug("rendezvous: {}", why);
-  if (died && gone.empty()) gone = why;
-  fail_waiters(why, died);
+  // After the first death no get waits (handle_get refuses): one scan.
+  const bool first_death = died && gone.empty();
+  if (first_death) gone = why;
+  fail_waiters(why, first_death);
 }
 
 // Collectives that cannot complete any more, and, when a rank died, blocked

@@ -265,3 +265,25 @@ TEST_CASE("rendezvous: the exit-4 rule and its message", "[rendezvous]") {
   CHECK(overdue_message(Millis(1500), {5}) == "rendezvous timed out after 1.5s: rank 5 never joined");
   CHECK(overdue_message(Millis(90'000), {1}) == "rendezvous timed out after 1m30s: rank 1 never joined");
 }
+
+TEST_CASE("rendezvous: a rank that left blocks collectives until it joins again", "[rendezvous]") {
+  Server server;
+  auto endpoint = server.start(test_options(2));
+  REQUIRE(endpoint);
+  auto rank0 = Client::connect(join_info(*endpoint, 0, 2), Millis(2000));
+  REQUIRE(rank0);
+  {
+    auto rank1 = Client::connect(join_info(*endpoint, 1, 2), Millis(2000));
+    REQUIRE(rank1);
+  }  // leaves cleanly
+  auto blocked = rank0->barrier(Millis(2000));
+  REQUIRE_FALSE(blocked);
+  CHECK(blocked.error().message == "rendezvous: barrier failed: rank 1 has left");
+  auto again = Client::connect(join_info(*endpoint, 1, 2), Millis(2000));
+  REQUIRE(again);
+  auto results = on_every_rank(2, [&](int rank) -> std::string {
+    auto done = (rank == 0 ? *rank0 : *again).barrier(Millis(3000));
+    return done ? "ok" : done.error().message;
+  });
+  CHECK(results == std::vector<std::string>{"ok", "ok"});
+}
