@@ -4,6 +4,8 @@
 #include <csignal>
 #include <cstring>
 
+#include <unistd.h>
+
 #include <fmt/core.h>
 
 #include "src/util/signals.hpp"
@@ -78,6 +80,31 @@ bool GangChild::first_in_burst(int signo) {
   last_signal_ = signo;
   last_signal_time_ = now;
   return true;
+}
+
+std::optional<int> GangChild::run(const std::vector<std::string>& argv, EnvList env, int world_size,
+                                  RankEvents& events,
+                                  const std::function<void(Stream, std::string_view)>& on_bytes) {
+  auto child = spawn_piped(argv, {.set_env = std::move(env), .new_process_group = true,
+                                  .death_signal = SIGTERM, .ignore_sigpipe = true});
+  if (!child) {
+    for (int rank = 0; rank < world_size; ++rank) {
+      events.started(rank, -1);
+      events.exited(rank, RankExit{1, 0, child.error().message});
+    }
+    done = true;
+    return std::nullopt;
+  }
+  pid = child->pid;
+  ::close(child->in_fd);
+  child->in_fd = -1;
+  for (int rank = 0; rank < world_size; ++rank) {
+    events.started(rank, child->pid);
+  }
+  int status = pump_and_wait(*child, on_bytes);
+  std::lock_guard lock(mutex);
+  pid = -1;
+  return status;
 }
 
 void GangChild::end(std::chrono::milliseconds wait) {

@@ -68,6 +68,13 @@ struct GangChild {
   // Forwarding a signal to every rank once, not once per rank: true for the
   // first `signo` in 500 ms. Call with `mutex` held.
   bool first_in_burst(int signo);
+  // On the runner thread: starts argv (own process group, SIGTERM when the
+  // runner ends, stdin closed), reports every rank started with its pid,
+  // hands its output to `on_bytes` and returns its wait status. When it
+  // cannot start, every rank is reported exited with that error and the
+  // result is nullopt (`done` is set).
+  std::optional<int> run(const std::vector<std::string>& argv, EnvList env, int world_size,
+                         RankEvents& events, const std::function<void(Stream, std::string_view)>& on_bytes);
   // SIGTERM to the child, up to `wait` for it to end, then SIGKILL; joins
   // the runner.
   void end(std::chrono::milliseconds wait);

@@ -138,34 +138,16 @@ Result<void> MpirunBackend::start(const RankLaunch& launch, RankEvents& events) 
 }
 
 void MpirunBackend::run_mpirun(std::vector<std::string> argv, EnvList env, RankEvents& events) {
-  auto child = spawn_piped(argv, {.set_env = std::move(env), .new_process_group = true,
-                                  .death_signal = SIGTERM, .ignore_sigpipe = true});
-  if (!child) {
-    for (int rank = 0; rank < world_size_; ++rank) {
-      events.started(rank, -1);
-      events.exited(rank, RankExit{1, 0, child.error().message});
-    }
-    gang_.done = true;
-    return;
-  }
-  gang_.pid = child->pid;
-  ::close(child->in_fd);
-  child->in_fd = -1;
-  for (int rank = 0; rank < world_size_; ++rank) {
-    events.started(rank, child->pid);
-  }
   TaggedOutput output([&](int rank, Stream stream, std::string_view bytes) {
     events.output(rank, stream, bytes);
   });
-  int status = pump_and_wait(*child, [&](Stream stream, std::string_view bytes) {
-    output.feed(stream, bytes);
-  });
-  output.finish();
-  {
-    std::lock_guard lock(gang_.mutex);
-    gang_.pid = -1;
+  auto status = gang_.run(argv, std::move(env), world_size_, events,
+                          [&](Stream stream, std::string_view bytes) { output.feed(stream, bytes); });
+  if (!status) {
+    return;
   }
-  report_exits(status, output, events);
+  output.finish();
+  report_exits(*status, output, events);
   gang_.done = true;
 }
 

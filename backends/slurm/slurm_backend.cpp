@@ -159,28 +159,19 @@ Result<void> SlurmBackend::start(const RankLaunch& launch, RankEvents& events) {
 }
 
 void SlurmBackend::run_srun(std::vector<std::string> argv, EnvList env, RankEvents& events) {
-  auto child = spawn_piped(argv, {.set_env = std::move(env), .new_process_group = true,
-                                  .death_signal = SIGTERM, .ignore_sigpipe = true});
-  if (!child) {
-    for (int rank = 0; rank < world_size_; ++rank) {
-      events.started(rank, -1);
-      events.exited(rank, RankExit{1, 0, child.error().message});
-    }
-    gang_.done = true;
-    return;
-  }
-  gang_.pid = child->pid;
-  ::close(child->in_fd);
-  child->in_fd = -1;
-  for (int rank = 0; rank < world_size_; ++rank) {
-    events.started(rank, child->pid);
-  }
   LabeledOutput output(world_size_, [&](int rank, Stream stream, std::string_view bytes) {
     events.output(rank, stream, bytes);
   });
   reported_.assign(static_cast<std::size_t>(world_size_), false);
-  int status = pump_and_wait(*child, [&](Stream stream, std::string_view bytes) {
+  auto status = gang_.run(argv, std::move(env), world_size_, events, [&](Stream stream, std::string_view bytes) {
     output.feed(stream, bytes);
+    if (!step_ready_) {
+      if (auto step = output.step()) {
+        std::lock_guard lock(gang_.mutex);
+        step_ = *step;
+        step_ready_ = true;
+      }
+    }
     // A rank's end is reported as it comes: one that exits 0 to srun after
     // a stop signal (rank_script) ends the gang through ddl, not srun. 143
     // waits for srun: it is how Slurm stops a step (scancel, a failed node),
@@ -190,22 +181,17 @@ void SlurmBackend::run_srun(std::vector<std::string> argv, EnvList env, RankEven
         report_exit(rank, exit_of_code(code, output), events);
       }
     }
-    if (!step_ready_) {
-      if (auto step = output.step()) {
-        std::lock_guard lock(gang_.mutex);
-        step_ = *step;
-        step_ready_ = true;
-      }
-    }
   });
+  if (!status) {
+    return;
+  }
   output.finish();
   {
     std::lock_guard lock(gang_.mutex);
-    gang_.pid = -1;
     step_.reset();
     step_ready_ = false;
   }
-  report_exits(status, output, events);
+  report_exits(*status, output, events);
   gang_.done = true;
 }
 
