@@ -259,6 +259,13 @@ Result<std::unique_ptr<Round>> start_round(const JobSpec& job, Backend& backend,
   auto round = std::make_unique<Round>();
   round->plan = std::move(plan);
   LaunchContext& ctx = round->ctx;
+  // Interfaces first: the ssh backend's shell on rank 0's host also reads
+  // the ports in use there, for the master port.
+  auto interfaces = job_interfaces(job, backend, round->plan);
+  if (!interfaces) {
+    return fail(interfaces.error());
+  }
+  ctx.interfaces = std::move(*interfaces);
   if (!kept.host.empty() && kept.host == round->plan.hosts.front().name) {
     ctx.master_port = kept.port;
   } else {
@@ -269,11 +276,6 @@ Result<std::unique_ptr<Round>> start_round(const JobSpec& job, Backend& backend,
     ctx.master_port = *master_port;
   }
   ctx.error_dir = error_dir;
-  auto interfaces = job_interfaces(job, backend, round->plan);
-  if (!interfaces) {
-    return fail(interfaces.error());
-  }
-  ctx.interfaces = std::move(*interfaces);
   // Before any rank: its address and the token go into every rank's env.
   ctx.horovod_gloo = uses_horovod_gloo(job, backend);
   // The hang watchdog's board: the ranks' lines and heartbeats feed it.

@@ -128,20 +128,23 @@ std::vector<std::string> SshBackend::preflight(const Inventory& hosts) {
 }
 
 std::optional<Result<int>> SshBackend::master_port(const Host& host, int first, int count) {
-  port_probe_ = {};
-  port_host_ = host.name;
-  return ssh_master_port(options_, host, first, count, port_probe_);
+  if (ports_in_use_ && ports_host_ == host.name) {
+    return master_port_among(*ports_in_use_, host, first, count);
+  }
+  return ssh_master_port(options_, host, first, count);
 }
 
 std::vector<HostInterface> SshBackend::find_interfaces(const Inventory& hosts, const std::string& target) {
   std::vector<SshConnection> connections(hosts.size());
-  for (std::size_t i = 0; i < hosts.size() && port_probe_.session; ++i) {
-    if (hosts[i].name == port_host_) {
-      connections[i].session = std::move(port_probe_.session);
-    }
+  auto rank0 = std::ranges::find_if(hosts, [&](const Host& host) { return host.address == target; });
+  std::optional<std::size_t> ports_on;
+  ports_in_use_.reset();
+  ports_host_.clear();
+  if (rank0 != hosts.end()) {
+    ports_on = static_cast<std::size_t>(rank0 - hosts.begin());
+    ports_host_ = rank0->name;
   }
-  port_probe_ = {};
-  auto found = ssh_find_interfaces(options_, hosts, target, connections);
+  auto found = ssh_find_interfaces(options_, hosts, target, connections, ports_on, &ports_in_use_);
   probed_.clear();
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     probed_[hosts[i].name] = std::move(connections[i]);

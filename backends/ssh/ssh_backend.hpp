@@ -30,7 +30,8 @@ public:
   std::vector<HostCheck> check(const Inventory& hosts) override;
   // check()'s connection per host: an unreachable host fails.
   std::vector<std::string> preflight(const Inventory& hosts) override;
-  // Reads the ports in use there (/proc/net/tcp, tcp6) over one session.
+  // The ports in use there (/proc/net/tcp, tcp6): as find_interfaces read
+  // them on rank 0's host, else over a session of its own.
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
   std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
   // [ssh] remote_ddl, else this binary's path.
@@ -49,9 +50,10 @@ private:
   std::vector<std::size_t> rank_link_;  // rank -> index into links_
   // find_interfaces' connection per host name, for prepare's first one there.
   std::unordered_map<std::string, SshConnection> probed_;
-  // master_port's session and its host's name, for find_interfaces to reuse.
-  std::string port_host_;
-  SshConnection port_probe_;
+  // The ports in use on rank 0's host, read by find_interfaces' shell
+  // there, for master_port (called after it) to use.
+  std::string ports_host_;
+  std::optional<std::set<int>> ports_in_use_;
 };
 
 // Ranks one SSH connection carries at most (sshd's MaxSessions is 10).

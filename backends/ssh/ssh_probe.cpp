@@ -65,7 +65,14 @@ HostInterface parse_route_probe(const std::string& out, const std::string& targe
   return interface_found(std::move(name), std::move(source), target);
 }
 
-HostInterface route_one(const SshSection& ssh, const Host& host, const std::string& target, SshConnection& kept) {
+// Every listed socket's line; nothing printed where /proc/net is missing.
+constexpr const char* k_ports_script = "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; exit 0";
+
+// Ends the route script's output; the ports in use follow (k_ports_script).
+constexpr std::string_view k_ports_marker = "ddl-ports:\n";
+
+HostInterface route_one(const SshSection& ssh, const Host& host, const std::string& target, SshConnection& kept,
+                        std::optional<std::set<int>>* ports) {
   if (!kept.session) {
     auto session = ssh_open(ssh, host);
     if (!session) {
@@ -77,7 +84,12 @@ HostInterface route_one(const SshSection& ssh, const Host& host, const std::stri
     kept.session = std::move(*session);
   }
   ShimJob probe;
-  probe.argv = {"sh", "-c", k_route_script, "ddl-route", target};
+  std::string script = k_route_script;
+  if (ports != nullptr) {
+    // The route script's early exits end the shell: run it in a subshell.
+    script = fmt::format("( {} )\nprintf '{}'\n{}", script, k_ports_marker, k_ports_script);
+  }
+  probe.argv = {"sh", "-c", script, "ddl-route", target};
   probe.grace = Millis{1000};
   auto ran = run_shim_once(kept.session.get(), probe, remote_answer_timeout(ssh));
   if (!ran) {
@@ -86,7 +98,15 @@ HostInterface route_one(const SshSection& ssh, const Host& host, const std::stri
   if (ran->exit.code != 0) {
     return interface_unknown(fmt::format("the route probe failed (exit {}): {}", ran->exit.code, trim(ran->err)));
   }
-  return parse_route_probe(ran->out, target);
+  std::string_view out = ran->out;
+  if (std::size_t at = out.find(k_ports_marker); ports != nullptr && at != std::string_view::npos) {
+    std::string_view listed = out.substr(at + k_ports_marker.size());
+    if (listed.find(':') != std::string_view::npos) {
+      *ports = net::ports_in_proc_net_tcp(std::string(listed));
+    }
+    out = out.substr(0, at);
+  }
+  return parse_route_probe(std::string(out), target);
 }
 
 HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& remote_ddl) {
@@ -130,9 +150,6 @@ HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& 
   return check;
 }
 
-// Every listed socket's line; nothing printed where /proc/net is missing.
-constexpr const char* k_ports_script = "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; exit 0";
-
 // nullopt when the host cannot be reached or has no /proc/net/tcp.
 std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& host, SshConnection& kept) {
   auto session = ssh_open(ssh, host);
@@ -162,15 +179,19 @@ std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& ho
   if (!used) {
     return std::nullopt;
   }
+  return master_port_among(*used, host, first, count);
+}
+
+Result<int> master_port_among(const std::set<int>& used, const Host& host, int first, int count) {
   if (first == 0) {
-    if (const int picked = net::pick_unused_ports(*used, count)) {
+    if (const int picked = net::pick_unused_ports(used, count)) {
       return Result<int>(picked);
     }
     return Result<int>(fail(ExitCode::launch, fmt::format("found no {} free consecutive ports on {}", count,
                                                           host.name)));
   }
   for (int port = first; port < first + count; ++port) {
-    if (used->contains(port)) {
+    if (used.contains(port)) {
       return Result<int>(fail(ExitCode::launch, fmt::format("port {} is already in use on {} (another "
                                                             "job's store?)",
                                                             port, host.name)));
@@ -239,13 +260,15 @@ Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts) {
 }
 
 std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inventory& hosts,
-                                              const std::string& target, std::vector<SshConnection>& connections) {
+                                              const std::string& target, std::vector<SshConnection>& connections,
+                                              std::optional<std::size_t> ports_on,
+                                              std::optional<std::set<int>>* ports) {
   std::vector<HostInterface> found(hosts.size());
   connections.resize(hosts.size());
   HostProgress progress("connected", host_names(hosts));
   for_each_parallel(hosts.size(), ssh.fanout, [&](std::size_t i) {
     progress.begin(i);
-    found[i] = route_one(ssh, hosts[i], target, connections[i]);
+    found[i] = route_one(ssh, hosts[i], target, connections[i], ports_on == i ? ports : nullptr);
     progress.end(i);
   });
   return found;

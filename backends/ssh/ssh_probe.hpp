@@ -5,6 +5,7 @@
 // and the GPU probe of `slots = "gpus"`.
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,13 @@ struct SshConnection {
 // master port probe's) is asked instead of a new one; `connections` gets each
 // host's connection (or why there is none), for the launch to use instead of
 // a second one.
+// With `ports_on` (an index into hosts: rank 0's), the same shell there
+// also lists the ports in use (as ssh_master_port reads them) into `ports`:
+// one login shell fewer before the launch.
 std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inventory& hosts,
-                                              const std::string& target, std::vector<SshConnection>& connections);
+                                              const std::string& target, std::vector<SshConnection>& connections,
+                                              std::optional<std::size_t> ports_on = std::nullopt,
+                                              std::optional<std::set<int>>* ports = nullptr);
 
 // Hosts whose address is only their name get the ssh config's HostName for
 // it (an alias "node1" becomes 198.18.0.1), as ssh itself would connect.
@@ -57,6 +63,9 @@ Inventory ssh_resolve_addresses(const SshSection& ssh, Inventory hosts);
 std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count,
                                            SshConnection& kept);
 std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count);
+// The master port given the ports in use on `host`: `first` checked, or
+// (`first` 0) `count` free consecutive ones picked.
+Result<int> master_port_among(const std::set<int>& used, const Host& host, int first, int count);
 
 // [ssh] remote_ddl, else this binary's path.
 std::string remote_ddl_path(const SshSection& ssh);
