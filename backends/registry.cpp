@@ -71,6 +71,7 @@ std::unique_ptr<Backend> make_mpirun(const JobSpec& job) {
   options.ssh = job.ssh;
   options.kubernetes = job.kubernetes;
   options.pod_slots = pod_slots(job, BackendKind::mpirun);
+  options.pod_labels = label_need(job);
   return std::make_unique<mpirun::MpirunBackend>(std::move(options));
 }
 
@@ -88,8 +89,8 @@ constexpr BackendEntry k_backends[] = {
      [](const JobSpec& job) -> std::unique_ptr<Backend> { return std::make_unique<SshBackend>(job.ssh); }},
     {BackendKind::kubernetes,
      [](const JobSpec& job) -> std::unique_ptr<Backend> {
-       return std::make_unique<kubernetes::KubernetesBackend>(job.kubernetes,
-                                                              pod_slots(job, BackendKind::kubernetes));
+       return std::make_unique<kubernetes::KubernetesBackend>(
+           job.kubernetes, pod_slots(job, BackendKind::kubernetes), label_need(job));
      }},
     {BackendKind::mpirun, make_mpirun},
     {BackendKind::slurm,

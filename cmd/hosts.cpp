@@ -145,6 +145,7 @@ int run_hosts(const HostsOptions& opts) {
   if (!job) {
     return report(job.error());
   }
+  job->hosts.show_labels = true;  // node labels and Slurm features, at the cost of one call
   auto selected = select_backend(*job);
   if (!selected) {
     return report(selected.error());

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "backends/kubernetes/kubectl.hpp"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "backends/child_process.hpp"
+#include "backends/kubernetes/nodes.hpp"
 #include "backends/kubernetes/pods.hpp"
 #include "src/util/log.hpp"
 #include "src/util/text.hpp"
@@ -25,7 +28,91 @@ std::string where(const KubernetesSection& k8s) {
                      k8s.context.empty() ? "" : fmt::format(" (context '{}')", k8s.context));
 }
 
+// What a failed kubectl command said: its last stderr line, else how it ended.
+std::string kubectl_failure(const Captured& captured) {
+  if (captured.timed_out) {
+    return "timed out";
+  }
+  std::string why = last_line(captured.err);
+  return why.empty() ? "exit " + std::to_string(captured.exit.code) : why;
+}
+
+// The node of each pod, or why one has none.
+Result<std::vector<std::string>> nodes_of(const PodScan& scan) {
+  std::vector<std::string> nodes;
+  for (const Host& pod : scan.ready) {
+    auto found = scan.node_of.find(pod.name);
+    if (found == scan.node_of.end()) {
+      return fail(ExitCode::launch, fmt::format("pod {} has no spec.nodeName", pod.name));
+    }
+    nodes.push_back(found->second);
+  }
+  return nodes;
+}
+
+// Gives each ready pod of `scan` the labels of its node, all or none; the
+// error says why not.
+Result<void> add_node_labels(const KubernetesSection& k8s, PodScan& scan) {
+  auto nodes = nodes_of(scan);
+  if (!nodes) {
+    return fail(nodes.error());
+  }
+  std::vector<std::string> unique = *nodes;
+  std::ranges::sort(unique);
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  auto captured = run_captured(get_nodes_argv(k8s, unique), k_get_pods_timeout_ms);
+  if (!captured) {
+    return fail(captured.error());
+  }
+  if (captured->timed_out || captured->exit.code != 0) {
+    return fail(ExitCode::launch, "kubectl get nodes failed: " + kubectl_failure(*captured));
+  }
+  auto labels = parse_node_labels(captured->out);
+  if (!labels) {
+    return fail(labels.error());
+  }
+  for (const std::string& node : unique) {
+    if (!labels->contains(node)) {
+      return fail(ExitCode::launch, fmt::format("node {} is not in the output of kubectl get nodes", node));
+    }
+  }
+  for (std::size_t i = 0; i < scan.ready.size(); ++i) {
+    scan.ready[i].labels = labels->at((*nodes)[i]);
+  }
+  return {};
+}
+
+// Node labels as `need` asks: none, shown (a failure warned about), or
+// required by [placement] (a failure stops the job).
+Result<void> label_pods(const KubernetesSection& k8s, LabelNeed need, PodScan& scan) {
+  if (need == LabelNeed::none) {
+    return {};
+  }
+  auto added = add_node_labels(k8s, scan);
+  if (added) {
+    return {};
+  }
+  if (need == LabelNeed::shown) {
+    print_warning("pods shown without their node labels: " + added.error().message);
+    return {};
+  }
+  return fail(ExitCode::launch,
+              fmt::format("[placement] uses host labels (constraints or order), but the labels of the nodes "
+                          "of the pods matching {} could not be read: {}; allow this user to get nodes "
+                          "(RBAC: get on the cluster-scoped resource \"nodes\"), or take the labels out of "
+                          "[placement]",
+                          where(k8s), added.error().message));
+}
+
 } // namespace
+
+std::vector<std::string> get_nodes_argv(const KubernetesSection& k8s, const std::vector<std::string>& nodes) {
+  auto argv = kubectl_base(k8s);
+  argv.insert(argv.end(), {"get", "nodes"});
+  argv.insert(argv.end(), nodes.begin(), nodes.end());
+  argv.insert(argv.end(), {"-o", "json"});
+  return argv;
+}
 
 std::vector<std::string> kubectl_base(const KubernetesSection& k8s) {
   std::vector<std::string> argv{k8s.kubectl.empty() ? "kubectl" : k8s.kubectl};
@@ -66,7 +153,7 @@ bool is_remote_exit(std::string_view kubectl_stderr, int kubectl_code) {
   return code && *code == kubectl_code;
 }
 
-Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default_slots) {
+Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default_slots, LabelNeed labels) {
   if (k8s.selector.empty()) {
     return fail(ExitCode::usage,
                 "backend kubernetes needs [kubernetes] selector (e.g. selector = \"app=trainer\")");
@@ -76,9 +163,7 @@ Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default
     return fail(captured.error());
   }
   if (captured->timed_out || captured->exit.code != 0) {
-    std::string why = captured->timed_out ? "timed out" : last_line(captured->err);
-    return fail(ExitCode::launch, fmt::format("kubectl get pods ({}) failed: {}", where(k8s),
-                                              why.empty() ? "exit " + std::to_string(captured->exit.code) : why));
+    return fail(ExitCode::launch, fmt::format("kubectl get pods ({}) failed: {}", where(k8s), kubectl_failure(*captured)));
   }
   auto scan = scan_pods(captured->out, k8s.container, default_slots);
   if (!scan) {
@@ -98,6 +183,9 @@ Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default
   if (!scan->skipped.empty()) {
     print_warning(fmt::format("{} pod(s) matching {} skipped, not ready:{}", scan->skipped.size(),
                               where(k8s), skipped));
+  }
+  if (auto labelled = label_pods(k8s, labels, *scan); !labelled) {
+    return fail(labelled.error());
   }
   return scan->ready;
 }

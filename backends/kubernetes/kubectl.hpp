@@ -18,6 +18,9 @@ std::vector<std::string> kubectl_base(const KubernetesSection& k8s);
 // kubectl get pods -n NS -l SELECTOR -o json.
 std::vector<std::string> get_pods_argv(const KubernetesSection& k8s);
 
+// kubectl get nodes NAME... -o json (nodes have no namespace; kubectl ignores -n).
+std::vector<std::string> get_nodes_argv(const KubernetesSection& k8s, const std::vector<std::string>& nodes);
+
 // kubectl exec -i -n NS POD [-c CONTAINER] -- sh -c SCRIPT [ARGS...].
 std::vector<std::string> exec_argv(const KubernetesSection& k8s, const std::string& pod,
                                    const std::vector<std::string>& remote_argv);
@@ -34,8 +37,12 @@ inline constexpr std::string_view k_remote_exit_prefix = "command terminated wit
 // Finds the pods of [kubernetes] selector: Running and Ready ones become the
 // inventory in name order (`default_slots` each without a GPU limit); the
 // others are warned about with the reason. None ready, kubectl failing, or
-// bad output: ExitCode::launch.
-Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default_slots);
+// bad output: ExitCode::launch. Unless `labels` is none, each pod gets the
+// labels of its node (spec.nodeName), read by one `kubectl get nodes`; when
+// that fails (e.g. RBAC forbids reading nodes): shown, a warning; required,
+// ExitCode::launch with kubectl's words.
+Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default_slots,
+                                       LabelNeed labels = LabelNeed::none);
 
 
 } // namespace ddl::kubernetes

@@ -99,8 +99,9 @@ std::string pod_workdir(const RankLaunch& launch) { return launch.workdir_is_def
 
 } // namespace
 
-KubernetesBackend::KubernetesBackend(const KubernetesSection& k8s, std::optional<int> pod_slots)
-    : k8s_(k8s), pod_slots_(pod_slots) {
+KubernetesBackend::KubernetesBackend(const KubernetesSection& k8s, std::optional<int> pod_slots,
+                                     LabelNeed labels)
+    : k8s_(k8s), pod_slots_(pod_slots), labels_(labels) {
   // A rank's stdin is a pipe to kubectl; a write after kubectl died must be
   // an error, not the end of ddl.
   ::signal(SIGPIPE, SIG_IGN);
@@ -112,7 +113,7 @@ std::optional<Result<Inventory>> KubernetesBackend::own_hosts() {
   if (!pod_slots_) {
     return std::nullopt;
   }
-  return kubernetes_inventory(k8s_, *pod_slots_);
+  return kubernetes_inventory(k8s_, *pod_slots_, labels_);
 }
 
 Result<void> KubernetesBackend::prepare(const Plan& plan, std::span<const RankLaunch> launches) {

@@ -27,8 +27,10 @@ class KubernetesBackend final : public Backend {
 public:
   // `pod_slots`: the pods of [kubernetes] selector are the hosts, each with
   // this many slots when it has no GPU limit; nullopt: the job's own hosts
-  // are pod names.
-  explicit KubernetesBackend(const KubernetesSection& k8s, std::optional<int> pod_slots = std::nullopt);
+  // are pod names. `labels`: whether the pods get their nodes' labels
+  // (kubernetes_inventory).
+  explicit KubernetesBackend(const KubernetesSection& k8s, std::optional<int> pod_slots = std::nullopt,
+                             LabelNeed labels = LabelNeed::none);
   ~KubernetesBackend() override;
 
   std::string_view name() const override { return "kubernetes"; }
@@ -56,6 +58,7 @@ private:
 
   KubernetesSection k8s_;
   std::optional<int> pod_slots_;
+  LabelNeed labels_;
   std::mutex ranks_mutex_;
   std::map<int, std::unique_ptr<Rank>> ranks_;
   // Writes k_shim_beat_line to every rank; its state is guarded by ranks_mutex_.

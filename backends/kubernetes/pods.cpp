@@ -187,6 +187,9 @@ Result<PodScan> scan_parsed(const json& list, const std::string& container, int 
       problems.push_back(host.error().message);
       continue;
     }
+    if (std::string node = text_at(member(pod, "spec"), "nodeName"); !node.empty()) {
+      scan.node_of[name] = std::move(node);
+    }
     scan.ready.push_back(std::move(*host));
   }
   if (!problems.empty()) {

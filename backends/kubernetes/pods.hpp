@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,7 @@ struct SkippedPod {
 struct PodScan {
   Inventory ready;                 // Running + Ready + IP, in name order
   std::vector<SkippedPod> skipped; // in name order
+  std::map<std::string, std::string> node_of;  // ready pod -> its spec.nodeName (when set)
 };
 
 // Reads the output of `kubectl get pods -o json` (a v1 List of Pods).

@@ -37,7 +37,7 @@ std::optional<Result<Inventory>> MpirunBackend::own_hosts() {
   if (!options_.pod_slots) {
     return std::nullopt;
   }
-  return kubernetes::kubernetes_inventory(options_.kubernetes, *options_.pod_slots);
+  return kubernetes::kubernetes_inventory(options_.kubernetes, *options_.pod_slots, options_.pod_labels);
 }
 
 Inventory MpirunBackend::resolve_addresses(Inventory hosts) {

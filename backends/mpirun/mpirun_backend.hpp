@@ -28,6 +28,7 @@ struct MpirunOptions {
   SshSection ssh;
   KubernetesSection kubernetes;
   std::optional<int> pod_slots;  // the pods of [kubernetes] selector are the hosts
+  LabelNeed pod_labels = LabelNeed::none;  // their nodes' labels (kubernetes_inventory)
 };
 
 class MpirunBackend final : public Backend {

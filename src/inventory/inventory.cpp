@@ -135,7 +135,14 @@ Result<Inventory> discover_hosts(const JobSpec& job) {
     return hostfile_inventory(job);
   }
   if (uses_slurm_allocation(job)) {
-    return slurm_inventory([](const char* name) { return std::getenv(name); });
+    auto getenv_fn = [](const char* name) { return std::getenv(name); };
+    auto hosts = slurm_inventory(getenv_fn);
+    if (hosts) {
+      if (auto labelled = add_slurm_labels(*hosts, getenv_fn, label_need(job)); !labelled) {
+        return fail(labelled.error());
+      }
+    }
+    return hosts;
   }
   if (!job.hosts.discovery_script.empty()) {
     return script_inventory(job.hosts.discovery_script, job.hosts.discovery_timeout,

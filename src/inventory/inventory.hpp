@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,17 @@ Result<std::vector<int>> parse_slurm_tasks_per_node(std::string_view text);
 
 // Reads the Slurm allocation from the environment.
 Result<Inventory> slurm_inventory(const std::function<const char*(const char*)>& getenv_fn);
+
+// `scontrol -o show node` output (one node a line): node name -> its
+// ActiveFeatures ("(null)": none), in scontrol's order.
+std::map<std::string, std::vector<std::string>> parse_node_features(std::string_view scontrol_output);
+
+// Labels of the allocation's hosts as `need` asks (none: nothing, no call):
+// partition=P from SLURM_JOB_PARTITION, and feature.F=true for each
+// ActiveFeature F of the node, from one `scontrol -o show node NODELIST`.
+// When scontrol fails: shown, a warning; required, ExitCode::launch.
+Result<void> add_slurm_labels(Inventory& hosts, const std::function<const char*(const char*)>& getenv_fn,
+                              LabelNeed need);
 
 // Runs the discovery script (bounded by `timeout`), parses host[:slots] lines.
 Result<Inventory> script_inventory(const std::string& script, Millis timeout, int default_slots);

@@ -39,6 +39,7 @@ struct HostsSection {
   bool slots_from_gpus = false;   // slots = "gpus": probe each host
   std::string include;            // --include "host1:0,1@host2" (DeepSpeed's form)
   std::string exclude;            // --exclude, the same form
+  bool show_labels = false;       // not a key: `ddl hosts` reads labels that cost a call, to show them
 };
 
 struct LaunchSection {
@@ -162,6 +163,14 @@ struct JobSpec {
   std::optional<SweepSection> sweep;  // [sweep], for `ddl sweep`; other commands ignore it
   WatchdogSection watchdog;
 };
+
+// Whether the host sources read the labels that cost a call (Kubernetes node
+// labels: `kubectl get nodes`; Slurm features: `scontrol show node`): not at
+// all, to show them (`ddl hosts`; a failure is a warning), or because
+// [placement] uses labels (constraints or order; a failure stops the job, as
+// a host without its labels would silently meet or miss a constraint).
+enum class LabelNeed { none, shown, required };
+LabelNeed label_need(const JobSpec& job);
 
 // Command-line options that override the job file (DESIGN.md "Command line").
 struct Overrides {

@@ -9,6 +9,17 @@
 #include "src/job/job_reader.hpp"
 #include "src/util/text.hpp"
 
+namespace ddl {
+
+LabelNeed label_need(const JobSpec& job) {
+  if (!job.placement.constraints.empty() || !job.placement.order.empty()) {
+    return LabelNeed::required;
+  }
+  return job.hosts.show_labels ? LabelNeed::shown : LabelNeed::none;
+}
+
+} // namespace ddl
+
 namespace ddl::job_detail {
 
 namespace {

@@ -17,9 +17,16 @@ export FAKE_KUBECTL_LOG="$t/kubectl.log"
 pods() { FAKE_KUBECTL_PODS="$fixtures/$1" timeout 20 "${@:2}"; }
 
 # Running and Ready pods, in name order (trainer-2 before trainer-10), IP as
-# address, slots = the nvidia.com/gpu limit.
+# address, slots = the nvidia.com/gpu limit (and the labels of the pod's node:
+# kubernetes_node_labels.sh).
 expect_exit 0 pods ready.json "$DDL" hosts "$t/job.toml" --json
-expect_contains "$t/out" '{"hosts":[{"name":"trainer-1","address":"10.244.1.3","slots":2,"gpus":[0,1],"source":"kubernetes"},{"name":"trainer-2","address":"10.244.1.4","slots":2,"gpus":[0,1],"source":"kubernetes"},{"name":"trainer-10","address":"10.244.1.12","slots":2,"gpus":[0,1],"source":"kubernetes"}]}'
+python3 - "$t/out" <<'PY'
+import json, sys
+document = json.load(open(sys.argv[1]))
+assert all(h.pop("labels")["kubernetes.io/hostname"] == "gpu-node-1" for h in document["hosts"]), document
+want = '{"hosts":[{"name":"trainer-1","address":"10.244.1.3","slots":2,"gpus":[0,1],"source":"kubernetes"},{"name":"trainer-2","address":"10.244.1.4","slots":2,"gpus":[0,1],"source":"kubernetes"},{"name":"trainer-10","address":"10.244.1.12","slots":2,"gpus":[0,1],"source":"kubernetes"}]}'
+assert document == json.loads(want), document
+PY
 expect_contains "$t/kubectl.log" "context=test-ctx namespace=ml get pods -l app=trainer -o json"
 
 # Pods that are not ready are skipped, each with its reason.
@@ -37,7 +44,7 @@ expect_exit 0 pods no-gpu.json "$DDL" hosts "$t/job.toml"
 expect_contains "$t/out" "trainer-1  10.244.1.4  1      -        kubernetes"
 printf '[hosts]\nslots = 3\n' >>"$t/job.toml"
 expect_exit 0 pods no-gpu.json "$DDL" hosts "$t/job.toml" --json
-expect_contains "$t/out" '{"name":"trainer-0","address":"10.244.1.3","slots":3,"gpus":[],"source":"kubernetes"}'
+expect_contains "$t/out" '{"name":"trainer-0","address":"10.244.1.3","slots":3,"gpus":[],"source":"kubernetes",'
 expect_contains "$t/out" '{"name":"multi-0","address":"10.244.1.9","slots":4,'
 
 # None ready, none at all, a fractional GPU limit, kubectl failing: exit 3.

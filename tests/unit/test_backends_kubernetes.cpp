@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "backends/kubernetes/kubectl.hpp"
+#include "backends/kubernetes/nodes.hpp"
 #include "backends/kubernetes/pods.hpp"
 
 using namespace ddl;
@@ -120,6 +121,52 @@ TEST_CASE("kubectl command lines", "[kubernetes]") {
   CHECK(exec_argv(k8s, "trainer-0", {"sh", "-c", "exec cat"}) ==
         std::vector<std::string>{"/opt/kubectl", "--context", "prod", "-n", "ml", "exec", "-i",
                                  "trainer-0", "-c", "trainer", "--", "sh", "-c", "exec cat"});
+}
+
+TEST_CASE("Each ready pod's node is known from spec.nodeName", "[kubernetes][labels]") {
+  auto scan = scan_pods(fixture("zones.json"), "", 1);
+  REQUIRE(scan.has_value());
+  CHECK(scan->node_of == std::map<std::string, std::string>{
+                             {"trainer-1", "gpu-node-1"}, {"trainer-2", "gpu-node-2"}, {"trainer-10", "gpu-node-3"}});
+  auto mixed = scan_pods(fixture("mixed.json"), "", 1);
+  REQUIRE(mixed.has_value());
+  CHECK(mixed->node_of.size() == mixed->ready.size());  // skipped pods are not asked about
+}
+
+TEST_CASE("Node labels from kubectl get nodes -o json", "[kubernetes][labels]") {
+  auto nodes = parse_node_labels(fixture("nodes.json"));
+  REQUIRE(nodes.has_value());
+  REQUIRE(nodes->size() == 3);
+  CHECK(nodes->at("gpu-node-2").at("topology.kubernetes.io/zone") == "us-east-1b");
+  CHECK(nodes->at("gpu-node-1").at("node.kubernetes.io/instance-type") == "p4d.24xlarge");
+  SECTION("one named node is printed alone, not as a List") {
+    auto one = parse_node_labels(R"({"kind": "Node", "metadata": {"name": "n1", "labels": {"rack": "r1"}}})");
+    REQUIRE(one.has_value());
+    CHECK(format_labels(one->at("n1")) == "rack=r1");
+  }
+  SECTION("a node without labels has none; a label ddl cannot carry is left out") {
+    auto odd = parse_node_labels(R"({"kind": "List", "items": [{"metadata": {"name": "bare"}},
+        {"metadata": {"name": "n2", "labels": {"ok": "", "bad key": "x", "num": 3}}}]})");
+    REQUIRE(odd.has_value());
+    CHECK(odd->at("bare").empty());
+    CHECK(format_labels(odd->at("n2")) == "ok=");
+  }
+  SECTION("malformed output is an error, not a crash") {
+    CHECK(parse_node_labels("Error").error().message == "kubectl get nodes printed something that is not JSON");
+    CHECK(parse_node_labels(R"({"kind": "Pod"})").error().message ==
+          "kubectl output is not a Node or a list of Nodes (no \"items\" array)");
+    CHECK(parse_node_labels(R"({"items": [{"metadata": {"name": 7}}]})").error().code == ExitCode::launch);
+  }
+}
+
+TEST_CASE("kubectl get nodes names the pods' nodes", "[kubernetes][labels]") {
+  KubernetesSection k8s;
+  k8s.namespace_ = "ml";
+  k8s.kubectl = "/opt/kubectl";
+  k8s.context = "prod";
+  CHECK(get_nodes_argv(k8s, {"gpu-node-1", "gpu-node-3"}) ==
+        std::vector<std::string>{"/opt/kubectl", "--context", "prod", "-n", "ml", "get", "nodes", "gpu-node-1",
+                                 "gpu-node-3", "-o", "json"});
 }
 
 TEST_CASE("kubectl's remote exit line is told from its own failures", "[kubernetes]") {

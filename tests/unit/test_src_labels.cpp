@@ -73,6 +73,20 @@ TEST_CASE("job file: [placement] and the elastic [launch] keys", "[labels][resta
         "job.toml:2:23: placement.constraints.gpu: expected a string, got an integer");
 }
 
+TEST_CASE("label_need: labels that cost a call are read only when used", "[labels]") {
+  auto need = [](std::string_view text, bool shown = false) {
+    auto job = parse_job(text, "job.toml", {});
+    REQUIRE(job);
+    job->hosts.show_labels = shown;
+    return label_need(*job);
+  };
+  CHECK(need("") == LabelNeed::none);
+  CHECK(need("[placement]\nstrategy = \"spread\"\n") == LabelNeed::none);
+  CHECK(need("", true) == LabelNeed::shown);
+  CHECK(need("[placement]\nconstraints = { gpu = \"a100\" }\n") == LabelNeed::required);
+  CHECK(need("[placement]\norder = \"rack\"\n", true) == LabelNeed::required);
+}
+
 TEST_CASE("np range option (MIN and MAX) sets min_np and np", "[labels][restart]") {
   Overrides range;
   range.np_range = "3:4";

@@ -101,3 +101,41 @@ TEST_CASE("uses_slurm_allocation: automatic inside an allocation, off by slurm =
     ::setenv("SLURM_JOB_ID", saved_value.c_str(), 1);
   }
 }
+
+TEST_CASE("parse_node_features: scontrol -o show node, one node a line", "[slurm][labels]") {
+  const std::string out =
+      "NodeName=h1 Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 CPUTot=2 AvailableFeatures=a100,ib "
+      "ActiveFeatures=a100,ib Gres=(null) NodeAddr=10.9.0.1 NodeHostName=h1 OS=Linux 6.1.0-18-amd64 #1 SMP "
+      "Partitions=test State=IDLE Reason=ActiveFeatures=fake\n"
+      "NodeName=h2 Arch=x86_64 AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null)\n"
+      "NodeName=h3 AvailableFeatures=knl,cache ActiveFeatures=cache\n";
+  auto nodes = parse_node_features(out);
+  CHECK(nodes == std::map<std::string, std::vector<std::string>>{
+                     {"h1", {"a100", "ib"}}, {"h2", {}}, {"h3", {"cache"}}});
+  CHECK(parse_node_features("").empty());
+  CHECK(parse_node_features("slurm_load_node error: Invalid node name specified\n").empty());
+}
+
+TEST_CASE("add_slurm_labels: no call unless labels are used", "[slurm][labels]") {
+  FakeEnv env;
+  env.values = {{"SLURM_JOB_NODELIST", "h[1-2]"}, {"SLURM_JOB_PARTITION", "gpu"}};
+  Inventory hosts{Host{"h1", "h1", 1, {}, "slurm"}, Host{"h2", "h2", 1, {}, "slurm"}};
+  REQUIRE(add_slurm_labels(hosts, env.fn(), LabelNeed::none));
+  CHECK(hosts[0].labels.empty());
+  SECTION("scontrol failing: required stops, naming it; shown warns and keeps the partition") {
+    // scontrol not installed (not on PATH): a real case, and one that fails at once.
+    const std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+    ::setenv("PATH", "/nonexistent", 1);
+    auto required = add_slurm_labels(hosts, env.fn(), LabelNeed::required);
+    REQUIRE_FALSE(required);
+    CHECK(required.error().code == ExitCode::launch);
+    CHECK(required.error().message ==
+          "[placement] uses host labels (constraints or order), but the features of the allocation's nodes could "
+          "not be read: cannot run scontrol: No such file or directory; run ddl where scontrol works, or take the "
+          "labels out of [placement]");
+    Inventory shown{Host{"h1", "h1", 1, {}, "slurm"}};
+    CHECK(add_slurm_labels(shown, env.fn(), LabelNeed::shown));
+    CHECK(format_labels(shown[0].labels) == "partition=gpu");
+    ::setenv("PATH", saved.c_str(), 1);
+  }
+}

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// A short helper program run to completion with its output captured: the
+// discovery script, nvidia-smi, scontrol. Inside src/inventory only.
+
+#include <string>
+#include <vector>
+
+#include "src/util/duration.hpp"
+#include "src/util/error.hpp"
+
+namespace ddl::inventory_detail {
+
+inline constexpr std::size_t k_max_output = 4u << 20;
+
+struct Captured {
+  int status = 0;          // as from waitpid
+  bool timed_out = false;
+  bool too_much_output = false;  // stdout went past k_max_output
+  bool stopped = false;          // stop::requested(): ddl is ending
+  std::string out;
+  std::string err;
+};
+
+// Runs `argv` in its own process group (killed whole when it ends, at
+// `timeout`, on stop::requested() or when ddl dies), our environment, stdin
+// /dev/null. Errors: it cannot be started (ExitCode::launch).
+Result<Captured> run_captured(const std::vector<std::string>& argv, Millis timeout);
+
+// "exited with status N" or "was killed by signal N".
+std::string exit_text(int status);
+
+} // namespace ddl::inventory_detail
