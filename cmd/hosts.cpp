@@ -41,6 +41,33 @@ std::string left_out_why(const JobSpec& job, const Host& host) {
   return constraint_problem(job.placement.constraints, host).value_or("");
 }
 
+// The LABELS cell: the labels [placement] names first, then the others, at
+// most k_labels_shown in all and "+N more" (a Kubernetes node has dozens;
+// --json lists every one).
+constexpr std::size_t k_labels_shown = 3;
+
+std::string labels_cell(const JobSpec& job, const Labels& labels) {
+  std::vector<std::string> words;
+  auto named = [&](const std::string& key) {
+    return job.placement.constraints.contains(key) || key == job.placement.order;
+  };
+  for (bool wanted : {true, false}) {
+    for (const auto& [key, value] : labels) {
+      if (named(key) == wanted) {
+        words.push_back(key + "=" + value);
+      }
+    }
+  }
+  std::string cell;
+  for (std::size_t i = 0; i < words.size() && i < k_labels_shown; ++i) {
+    cell += (cell.empty() ? "" : " ") + words[i];
+  }
+  if (words.size() > k_labels_shown) {
+    cell += fmt::format(" +{} more", words.size() - k_labels_shown);
+  }
+  return cell;
+}
+
 // One row of the hosts table: LABELS only when some host has one, EXCLUDED
 // only with constraints.
 TableRow host_row(TableRow row, bool labels, std::string label_text, bool constraints, std::string why) {
@@ -60,7 +87,7 @@ std::string hosts_table(const JobSpec& job, const Inventory& inventory) {
   rows.push_back(host_row({"NAME", "ADDRESS", "SLOTS", "GPUS", "SOURCE"}, labels, "LABELS", constraints, "EXCLUDED"));
   for (const auto& host : inventory) {
     rows.push_back(host_row({host.name, login_address(host), std::to_string(host.slots), gpu_list(host, "-"), host.source},
-                            labels, format_labels(host.labels), constraints, left_out_why(job, host)));
+                            labels, labels_cell(job, host.labels), constraints, left_out_why(job, host)));
   }
   return align_columns(rows);
 }

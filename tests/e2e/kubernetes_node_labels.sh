@@ -41,6 +41,10 @@ expect_exit 0 timeout 10 "$DDL" render "$t/zone.toml" --format hostfile
 expect_exit 0 timeout 10 "$DDL" hosts "$t/zone.toml"
 grep -E '^trainer-2 .*constraint topology.kubernetes.io/zone=us-east-1a: has topology.kubernetes.io/zone=us-east-1b$' \
   "$t/out" >/dev/null || { cat "$t/out"; fail "trainer-2 not excluded with its reason"; }
+# The LABELS cell: the label [placement] names first, three in all, the
+# other five counted (--json has them all).
+grep -E '^trainer-2 .* topology\.kubernetes\.io/zone=us-east-1b beta\.kubernetes\.io/arch=[^ ]+ kubernetes\.io/arch=[^ ]+ \+5 more +constraint ' \
+  "$t/out" >/dev/null || { cat "$t/out"; fail "trainer-2's labels cell"; }
 # Real ranks in the pods (kubectl exec of the test double) land there too.
 expect_exit 0 timeout -k 5 60 "$DDL" run "$t/zone.toml" -- sh -c 'echo "on $DDL_HOST"'
 [[ $(grep -c "on trainer-1$" "$t/out") == 2 && $(grep -c "on trainer-10$" "$t/out") == 2 ]] || { cat "$t/out"; fail "ranks"; }
