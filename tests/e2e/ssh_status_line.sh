@@ -14,9 +14,10 @@ slow=${NETNS_ADDRS[1]}
 # h2's sshd accepts (the kernel does) but says nothing for 1.2 s.
 stall_h2() {
   local pid pids
+  # A process that ends between the listing and the kill is no matter.
   pids=$(ip netns pids "${NETNS_HOSTS[1]}")
-  for pid in $pids; do kill -STOP "$pid"; done
-  (sleep 1.2; for pid in $pids; do kill -CONT "$pid"; done) &
+  for pid in $pids; do kill -STOP "$pid" 2>/dev/null || true; done
+  (sleep 1.2; for pid in $pids; do kill -CONT "$pid" 2>/dev/null || true; done) &
 }
 
 stall_h2
