@@ -68,6 +68,14 @@ HostInterface parse_route_probe(const std::string& out, const std::string& targe
 // Every listed socket's line; nothing printed where /proc/net is missing.
 constexpr const char* k_ports_script = "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; exit 0";
 
+// The ports k_ports_script listed; nullopt where /proc/net is missing.
+std::optional<std::set<int>> listed_ports(std::string_view listed) {
+  if (listed.find(':') == std::string_view::npos) {
+    return std::nullopt;
+  }
+  return net::ports_in_proc_net_tcp(listed);
+}
+
 // Ends the route script's output; the ports in use follow (k_ports_script).
 constexpr std::string_view k_ports_marker = "ddl-ports:\n";
 
@@ -100,10 +108,7 @@ HostInterface route_one(const SshSection& ssh, const Host& host, const std::stri
   }
   std::string_view out = ran->out;
   if (std::size_t at = out.find(k_ports_marker); ports != nullptr && at != std::string_view::npos) {
-    std::string_view listed = out.substr(at + k_ports_marker.size());
-    if (listed.find(':') != std::string_view::npos) {
-      *ports = net::ports_in_proc_net_tcp(std::string(listed));
-    }
+    *ports = listed_ports(out.substr(at + k_ports_marker.size()));
     out = out.substr(0, at);
   }
   return parse_route_probe(std::string(out), target);
@@ -151,31 +156,25 @@ HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& 
 }
 
 // nullopt when the host cannot be reached or has no /proc/net/tcp.
-std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& host, SshConnection& kept) {
+std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& host) {
   auto session = ssh_open(ssh, host);
   if (!session) {
     return std::nullopt;
   }
-  kept.session = std::move(*session);
   ShimJob probe;
   probe.argv = {"sh", "-c", k_ports_script};
   probe.grace = Millis{1000};
-  auto ran = run_shim_once(kept.session.get(), probe, remote_answer_timeout(ssh));
+  auto ran = run_shim_once(session->get(), probe, remote_answer_timeout(ssh));
   if (!ran) {
-    kept.session.reset();  // not trusted for the next probe
     return std::nullopt;
   }
-  if (ran->out.find(':') == std::string::npos) {
-    return std::nullopt;
-  }
-  return net::ports_in_proc_net_tcp(ran->out);
+  return listed_ports(ran->out);
 }
 
 } // namespace
 
-std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count,
-                                           SshConnection& kept) {
-  auto used = ports_in_use(ssh, host, kept);
+std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count) {
+  auto used = ports_in_use(ssh, host);
   if (!used) {
     return std::nullopt;
   }
@@ -198,11 +197,6 @@ Result<int> master_port_among(const std::set<int>& used, const Host& host, int f
     }
   }
   return Result<int>(first);
-}
-
-std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count) {
-  SshConnection dropped;
-  return ssh_master_port(ssh, host, first, count, dropped);
 }
 
 std::string remote_ddl_path(const SshSection& ssh) {
