@@ -15,6 +15,7 @@
 
 #include "src/util/duration.hpp"
 
+#include "src/util/rank_list.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
 #include "src/launch/supervisor_gang.hpp"
@@ -271,7 +272,7 @@ void Attempt::begin_dump(Hang found) {
     hang_notes.push_back(fmt::format("the {} backend cannot run py-spy for ranks {}; set watchdog.dump to a "
                                      "signal the program answers with its stacks (e.g. \"SIGUSR1\" with "
                                      "faulthandler.register)",
-                                     backend_.name(), rank_ranges(undumpable)));
+                                     backend_.name(), compress_ranks(undumpable)));
   }
   hang = std::move(found);
   dump_deadline_ = SteadyClock::now() + options_.hang.dump_timeout;

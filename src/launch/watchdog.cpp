@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "src/util/duration.hpp"
+#include "src/util/rank_list.hpp"
 #include "src/util/signal_names.hpp"
 
 namespace ddl {
@@ -169,25 +170,11 @@ std::optional<Hang> find_hang(const WatchdogSection& watchdog, const std::vector
   return std::nullopt;
 }
 
-std::string rank_ranges(const std::vector<int>& ranks) {
-  std::string text;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) {
-      ++j;
-    }
-    text += (text.empty() ? "" : ",") +
-            (j == i ? std::to_string(ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]));
-    i = j + 1;
-  }
-  return text;
-}
-
 std::string hang_announcement(const WatchdogSection& watchdog, const Hang& hang, std::string_view dump_how) {
   std::string what =
       hang.straggler
           ? fmt::format("rank{} {} made no progress for {} while others did (watchdog.straggler = {})",
-                        hang.ranks.size() == 1 ? "" : "s", rank_ranges(hang.ranks), format_duration(hang.silent),
+                        hang.ranks.size() == 1 ? "" : "s", compress_ranks(hang.ranks), format_duration(hang.silent),
                         format_duration(*watchdog.straggler))
           : fmt::format("no rank made progress for {} (watchdog.stall = {})", format_duration(hang.silent),
                         format_duration(*watchdog.stall));
@@ -199,7 +186,7 @@ std::string hang_announcement(const WatchdogSection& watchdog, const Hang& hang,
 std::string hang_report(const Hang& hang, const ProgressBoard& board,
                         const std::vector<RankLaunch>& launches, const std::vector<std::string>& notes) {
   std::string text = fmt::format("ddl: error: {} {}: {}\n", hang.straggler ? "straggling" : "stalled",
-                                 hang.ranks.size() == 1 ? "rank" : "ranks", rank_ranges(hang.ranks));
+                                 hang.ranks.size() == 1 ? "rank" : "ranks", compress_ranks(hang.ranks));
   for (int rank : hang.ranks) {
     const auto index = static_cast<std::size_t>(rank);
     std::string host = index < launches.size() ? launches[index].host.name : "?";

@@ -103,7 +103,4 @@ std::string hang_announcement(const WatchdogSection& watchdog, const Hang& hang,
 std::string hang_report(const Hang& hang, const ProgressBoard& board,
                         const std::vector<RankLaunch>& launches, const std::vector<std::string>& notes);
 
-// "0-3,5" for a sorted list of ranks.
-std::string rank_ranges(const std::vector<int>& ranks);
-
 } // namespace ddl

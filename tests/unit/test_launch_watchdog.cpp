@@ -8,6 +8,7 @@
 
 #include "src/job/job.hpp"
 #include "src/launch/watchdog.hpp"
+#include "src/util/rank_list.hpp"
 #include "tests/unit/rendezvous_test_util.hpp"
 
 using namespace ddl;
@@ -157,7 +158,7 @@ TEST_CASE("the hang report names ranks, hosts, last lines and dumps", "[watchdog
         "ddl: note\n"
         "ddl: stack dump of rank 2 (1 line):\n"
         "  [2]   File \"train.py\", line 3 in <module>\n");
-  CHECK(rank_ranges({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8");
+  CHECK(compress_ranks({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8");
   WatchdogSection watchdog = stall_after(milliseconds(2000));
   CHECK(hang_announcement(watchdog, hang, "SIGUSR1") ==
         "ddl: watchdog: no rank made progress for 2s (watchdog.stall = 2s); asking every rank for its stacks "
