@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <span>
 
 #include <atomic>
 
@@ -70,27 +71,36 @@ std::vector<int> drain(int fd) {
   }
 }
 
-} // namespace
-
-Result<void> SignalPipe::install() {
-  if (g_read_fd >= 0) {
+// A self-pipe that `handler` writes each of `signals` into; once.
+Result<void> install_pipe(int& read_fd, volatile int& write_fd, void (*handler)(int),
+                          std::span<const int> signals) {
+  if (read_fd >= 0) {
     return {};
   }
   std::array<int, 2> fds{};
   if (::pipe2(fds.data(), O_CLOEXEC | O_NONBLOCK) != 0) {
     return fail(ExitCode::launch, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   }
-  g_read_fd = fds[0];
-  g_write_fd = fds[1];
+  read_fd = fds[0];
+  write_fd = fds[1];
   struct sigaction action {};
-  action.sa_handler = on_signal;
+  action.sa_handler = handler;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  for (int signo : k_forwarded) {
+  for (int signo : signals) {
     ::sigaction(signo, &action, nullptr);
   }
-  ::signal(SIGPIPE, SIG_IGN);
   return {};
+}
+
+} // namespace
+
+Result<void> SignalPipe::install() {
+  auto done = install_pipe(g_read_fd, g_write_fd, on_signal, k_forwarded);
+  if (done) {
+    ::signal(SIGPIPE, SIG_IGN);
+  }
+  return done;
 }
 
 int SignalPipe::fd() { return g_read_fd; }
@@ -98,23 +108,7 @@ int SignalPipe::fd() { return g_read_fd; }
 std::vector<int> SignalPipe::take() { return drain(g_read_fd); }
 
 Result<void> ForwardedSignals::install() {
-  if (g_pass_read_fd >= 0) {
-    return {};
-  }
-  std::array<int, 2> fds{};
-  if (::pipe2(fds.data(), O_CLOEXEC | O_NONBLOCK) != 0) {
-    return fail(ExitCode::launch, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-  }
-  g_pass_read_fd = fds[0];
-  g_pass_write_fd = fds[1];
-  struct sigaction action {};
-  action.sa_handler = on_passed_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  for (int signo : k_passed_on) {
-    ::sigaction(signo, &action, nullptr);
-  }
-  return {};
+  return install_pipe(g_pass_read_fd, g_pass_write_fd, on_passed_signal, k_passed_on);
 }
 
 int ForwardedSignals::fd() { return g_pass_read_fd; }
