@@ -107,17 +107,21 @@ std::optional<int> GangChild::run(const std::vector<std::string>& argv, EnvList 
   return status;
 }
 
-void GangChild::end(std::chrono::milliseconds wait) {
+void GangChild::end(std::chrono::milliseconds wait, std::chrono::milliseconds settle) {
+  auto wait_for_end = [this](std::chrono::milliseconds most) {
+    auto deadline = std::chrono::steady_clock::now() + most;
+    while (runner.joinable() && !done && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  };
+  wait_for_end(settle);
   {
     std::lock_guard lock(mutex);
-    if (pid > 0) {
+    if (!done && pid > 0) {
       ::kill(static_cast<pid_t>(pid.load()), SIGTERM);
     }
   }
-  auto deadline = std::chrono::steady_clock::now() + wait;
-  while (runner.joinable() && !done && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  wait_for_end(wait);
   {
     std::lock_guard lock(mutex);
     if (!done && pid > 0) {

@@ -75,9 +75,9 @@ struct GangChild {
   // result is nullopt (`done` is set).
   std::optional<int> run(const std::vector<std::string>& argv, EnvList env, int world_size,
                          RankEvents& events, const std::function<void(Stream, std::string_view)>& on_bytes);
-  // SIGTERM to the child, up to `wait` for it to end, then SIGKILL; joins
-  // the runner.
-  void end(std::chrono::milliseconds wait);
+  // Up to `settle` for the child to end on its own, then SIGTERM, up to
+  // `wait` for it to end, then SIGKILL; joins the runner.
+  void end(std::chrono::milliseconds wait, std::chrono::milliseconds settle = {});
 
 private:
   int last_signal_ = 0;

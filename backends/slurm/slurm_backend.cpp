@@ -320,12 +320,6 @@ void SlurmBackend::signal(int, int signo) {
 
 // Every rank may be reported (their markers) while srun still winds the
 // step down: give it that time before its TERM.
-void SlurmBackend::shutdown() {
-  const auto deadline = std::chrono::steady_clock::now() + k_step_wait;
-  while (gang_.pid > 0 && !gang_.done && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  gang_.end(k_shutdown_wait);
-}
+void SlurmBackend::shutdown() { gang_.end(k_shutdown_wait, k_step_wait); }
 
 } // namespace ddl::slurm
