@@ -92,16 +92,10 @@ Result<void> label_pods(const KubernetesSection& k8s, LabelNeed need, PodScan& s
   if (added) {
     return {};
   }
-  if (need == LabelNeed::shown) {
-    print_warning("pods shown without their node labels: " + added.error().message);
-    return {};
-  }
-  return fail(ExitCode::launch,
-              fmt::format("[placement] uses host labels (constraints or order), but the labels of the nodes "
-                          "of the pods matching {} could not be read: {}; allow this user to get nodes "
-                          "(RBAC: get on the cluster-scoped resource \"nodes\"), or take the labels out of "
-                          "[placement]",
-                          where(k8s), added.error().message));
+  return labels_unread(need, added.error(), "pods shown without their node labels",
+                       fmt::format("the labels of the nodes of the pods matching {}", where(k8s)),
+                       "allow this user to get nodes (RBAC: get on the cluster-scoped resource \"nodes\"), "
+                       "or take the labels out of [placement]");
 }
 
 } // namespace

@@ -51,6 +51,13 @@ Result<Inventory> slurm_inventory(const std::function<const char*(const char*)>&
 // ActiveFeatures ("(null)": none), in scontrol's order.
 std::map<std::string, std::vector<std::string>> parse_node_features(std::string_view scontrol_output);
 
+// A host source could not read the labels `need` asks for (`error`): a
+// stop (Ctrl-C) stays one; `ddl hosts` warns "SHOWN_AS: why" and goes on
+// without them; a [placement] that uses them stops (ExitCode::launch)
+// naming `what` was not read, and `hint`.
+Result<void> labels_unread(LabelNeed need, const Error& error, std::string_view shown_as, std::string_view what,
+                           std::string_view hint);
+
 // Labels of the allocation's hosts as `need` asks (none: nothing, no call):
 // partition=P from SLURM_JOB_PARTITION, and feature.F=true for each
 // ActiveFeature F of the node, from one `scontrol -o show node NODELIST`.

@@ -8,7 +8,6 @@
 
 #include "src/inventory/inventory.hpp"
 #include "src/inventory/run_captured.hpp"
-#include "src/util/log.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 
@@ -110,18 +109,12 @@ Result<void> add_slurm_labels(Inventory& hosts, const std::function<const char*(
     nodelist = getenv_fn("SLURM_NODELIST");
   }
   auto added = add_features(hosts, nodelist == nullptr ? "" : std::string(trim(nodelist)));
-  if (added || stop::is_stop_error(added.error())) {
-    return added;
-  }
-  if (need == LabelNeed::shown) {
-    print_warning("Slurm nodes shown without their features: " + added.error().message);
+  if (added) {
     return {};
   }
-  return fail(ExitCode::launch,
-              fmt::format("[placement] uses host labels (constraints or order), but the features of the "
-                          "allocation's nodes could not be read: {}; run ddl where scontrol works, or take "
-                          "the labels out of [placement]",
-                          added.error().message));
+  return labels_unread(need, added.error(), "Slurm nodes shown without their features",
+                       "the features of the allocation's nodes",
+                       "run ddl where scontrol works, or take the labels out of [placement]");
 }
 
 } // namespace ddl
