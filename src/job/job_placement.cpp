@@ -31,13 +31,8 @@ const std::vector<std::string>& strategy_names() {
 
 // An array of exit codes (0..255).
 void read_codes(const Section& s, std::string_view key, std::vector<int>& out) {
-  const toml::node* value = s.node(key);
-  if (value == nullptr) {
-    return;
-  }
-  const auto* items = value->as_array();
+  const toml::array* items = s.read_array(key, "an array of exit codes");
   if (items == nullptr) {
-    s.wrong_type(key, *value, "an array of exit codes");
     return;
   }
   for (std::size_t i = 0; i < items->size(); ++i) {

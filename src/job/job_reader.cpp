@@ -149,6 +149,18 @@ void Section::wrong_type(std::string_view key, const toml::node& value,
                               type_phrase(value.type())));
 }
 
+const toml::array* Section::read_array(std::string_view key, std::string_view expected) const {
+  const toml::node* value = node(key);
+  if (value == nullptr) {
+    return nullptr;
+  }
+  const auto* items = value->as_array();
+  if (items == nullptr) {
+    wrong_type(key, *value, expected);
+  }
+  return items;
+}
+
 bool Section::read_string(std::string_view key, std::string& out) const {
   const toml::node* value = node(key);
   if (value == nullptr) {

@@ -65,6 +65,9 @@ class Section {
   Diagnostics& diag() const { return diag_; }
   void wrong_type(std::string_view key, const toml::node& node, std::string_view expected) const;
 
+  // The array at `key`; nullptr when absent, or not an array (reported as
+  // not being `expected`).
+  const toml::array* read_array(std::string_view key, std::string_view expected) const;
   bool read_string(std::string_view key, std::string& out) const;
   bool read_bool(std::string_view key, bool& out) const;
   bool read_int(std::string_view key, int& out, long long min, long long max) const;

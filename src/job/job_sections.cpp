@@ -121,13 +121,8 @@ bool is_env_pattern(std::string_view pattern) {
 // An array of strings, each element checked by `accept` (which reports).
 template <typename Accept>
 void read_string_array(const Section& section, std::string_view key, Accept accept) {
-  const toml::node* value = section.node(key);
-  if (value == nullptr) {
-    return;
-  }
-  const auto* items = value->as_array();
+  const toml::array* items = section.read_array(key, "an array of strings");
   if (items == nullptr) {
-    section.wrong_type(key, *value, "an array of strings");
     return;
   }
   for (std::size_t i = 0; i < items->size(); ++i) {
