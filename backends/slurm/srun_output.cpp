@@ -135,9 +135,6 @@ bool LabeledOutput::marker(std::string_view text) {
 }
 
 void LabeledOutput::ended(int rank, int code) {
-  if (seen_ended_.empty()) {
-    seen_ended_.assign(static_cast<std::size_t>(world_size_), false);
-  }
   if (!seen_ended_[static_cast<std::size_t>(rank)]) {
     seen_ended_[static_cast<std::size_t>(rank)] = true;
     ended_.emplace_back(rank, code);

@@ -19,7 +19,8 @@ namespace ddl::slurm {
 class LabeledOutput {
 public:
   using Sink = std::function<void(int rank, Stream stream, std::string_view bytes)>;
-  LabeledOutput(int world_size, Sink sink) : world_size_(world_size), sink_(std::move(sink)) {}
+  LabeledOutput(int world_size, Sink sink)
+      : world_size_(world_size), sink_(std::move(sink)), seen_ended_(static_cast<std::size_t>(world_size), false) {}
 
   void feed(Stream stream, std::string_view bytes);
   void finish();
