@@ -4,12 +4,15 @@
 // it does inside `ddl run`; the workers are non-blocking state machines on
 // one epoll loop per worker process, at most 8192 per process (one process
 // here may hold at most 20000 files), each keeping at most 512 connects in
-// flight (the kernel's accept queue, somaxconn, is 4096 here). Prints one line
-// per N: the time to all joined, barrier done, allgather done; the launcher's
-// peak RSS; the allgather's bytes delivered per second beside this machine's
-// memcpy rate.
+// flight (the kernel's accept queue, somaxconn, is 4096 here). Each worker
+// sends BARRIER right behind its JOIN, as the protocol allows; --serial-join
+// waits for the join's OK first, as ddl's own client does. Prints one line
+// per N: the time to all joined (serial joins only), barrier done, allgather
+// done; the launcher's peak RSS; the allgather's bytes delivered per second
+// beside this machine's memcpy rate.
 //
-//   rendezvous-scale [N...]      (default: 256 1024 4096 16384)
+//   rendezvous-scale [--serial-join] [--no-allgather] [N...]
+//                                (default: 256 1024 4096 16384)
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -52,6 +55,14 @@ struct Worker {
 
 constexpr int k_workers_per_process = 8192;
 constexpr int k_connects_in_flight = 512;
+// On a cluster the workers run on hosts of their own; here they share two
+// cores with the server, so they yield to it.
+constexpr int k_worker_niceness = 5;
+
+struct Mode {
+  bool serial_join = false;  // wait for the join's OK before BARRIER
+  bool allgather = true;
+};
 
 // Steady-clock nanoseconds (one clock for every process of this machine).
 struct Stamps {
@@ -86,9 +97,17 @@ void send_frame(Worker& worker, const std::string& frame) {
   (void)net::send_all(worker.fd.get(), frame, Clock::now() + std::chrono::seconds(10));
 }
 
+// How many of one process's workers reached each step.
+struct Counts {
+  int join_sent = 0;
+  int joined = 0;  // serial joins only: with BARRIER behind JOIN, the OKs come together
+  int past_barrier = 0;
+  int done = 0;
+};
+
 // Advances one worker by one frame; returns false on a protocol error.
 bool on_frame(Worker& worker, std::string_view payload, const std::string& token, int world,
-              std::vector<int>& counts) {
+              const Mode& mode, Counts& counts) {
   FrameReader reader(payload);
   auto w = static_cast<std::uint32_t>(world);
   auto r = static_cast<std::uint32_t>(worker.rank);
@@ -97,31 +116,41 @@ bool on_frame(Worker& worker, std::string_view payload, const std::string& token
       (void)reader.u32();
       auto nonce = reader.raw(k_nonce_bytes);
       if (reader.type() != MsgType::hello || !nonce) return false;
-      send_frame(worker, FrameWriter(MsgType::join).u32(r).u32(w).bytes("bench")
-                             .raw(join_mac(token, *nonce, r, w, "bench")).finish());
+      std::string join = FrameWriter(MsgType::join).u32(r).u32(w).bytes("bench")
+                             .raw(join_mac(token, *nonce, r, w, "bench")).finish();
+      if (!mode.serial_join) join += FrameWriter(MsgType::barrier).finish();
+      send_frame(worker, join);
       worker.step = Step::joined;
+      ++counts.join_sent;
       return true;
     }
     case Step::joined:
       if (reader.type() != MsgType::ok) return false;
-      send_frame(worker, FrameWriter(MsgType::barrier).finish());
+      if (mode.serial_join) {
+        send_frame(worker, FrameWriter(MsgType::barrier).finish());
+        ++counts.joined;
+      }
       worker.step = Step::barrier;
-      ++counts[0];
       return true;
     case Step::barrier:
       if (reader.type() != MsgType::ok) return false;
+      ++counts.past_barrier;
+      if (!mode.allgather) {
+        worker.step = Step::done;
+        ++counts.done;
+        return true;
+      }
       send_frame(worker, FrameWriter(MsgType::allgather)
                              .bytes("10.0." + std::to_string(worker.rank / 256) + "." +
                                     std::to_string(worker.rank % 256) + ":29500")
                              .finish());
       worker.step = Step::allgather;
-      ++counts[1];
       return true;
     case Step::allgather: {
       auto count = reader.u32();
       if (reader.type() != MsgType::values || count != w) return false;
       worker.step = Step::done;
-      ++counts[2];
+      ++counts.done;
       return true;
     }
     case Step::done: return false;
@@ -164,7 +193,8 @@ bool dial(Worker& worker, const sockaddr_in& addr, int epoll) {
 
 // Ranks [first, first + count) of `world`, in this process; stamps when the
 // last of them has joined, passed the barrier, got the allgather.
-std::optional<Stamps> run_workers(int first, int count, int world, int port, const std::string& token) {
+std::optional<Stamps> run_workers(int first, int count, int world, int port, const std::string& token,
+                                  const Mode& mode) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -172,9 +202,9 @@ std::optional<Stamps> run_workers(int first, int count, int world, int port, con
   Fd epoll(epoll_create1(EPOLL_CLOEXEC));
   std::vector<Worker> workers(static_cast<std::size_t>(count));
   int dialed = 0;
-  std::vector<int> counts(3, 0);  // joined, past the barrier, gathered
+  Counts counts;
   auto dial_more = [&] {
-    while (dialed < count && dialed - counts[0] < k_connects_in_flight) {
+    while (dialed < count && dialed - counts.join_sent < k_connects_in_flight) {
       Worker& worker = workers[static_cast<std::size_t>(dialed)];
       worker.rank = dialed;
       if (!dial(worker, addr, epoll.get())) return false;
@@ -187,10 +217,10 @@ std::optional<Stamps> run_workers(int first, int count, int world, int port, con
   std::vector<char> buffer(1 << 20);
   auto deadline = Clock::now() + std::chrono::seconds(120);
   if (!dial_more()) return std::nullopt;
-  while (counts[2] < count) {
+  while (counts.done < count) {
     if (Clock::now() > deadline) {
-      std::fprintf(stderr, "rendezvous-scale: stuck at %d joined, %d barrier, %d allgather\n",
-                   counts[0], counts[1], counts[2]);
+      std::fprintf(stderr, "rendezvous-scale: stuck at %d joins sent, %d past the barrier, %d done\n",
+                   counts.join_sent, counts.past_barrier, counts.done);
       return std::nullopt;
     }
     int n = epoll_wait(epoll.get(), events.data(), static_cast<int>(events.size()), 1000);
@@ -208,7 +238,7 @@ std::optional<Stamps> run_workers(int first, int count, int world, int port, con
         if (worker.in.size() < 4 + size) break;
         Worker as_rank = {Fd(), first + worker.rank, worker.step, {}};
         as_rank.fd = std::move(worker.fd);
-        bool ok = on_frame(as_rank, std::string_view(worker.in).substr(4, size), token, world, counts);
+        bool ok = on_frame(as_rank, std::string_view(worker.in).substr(4, size), token, world, mode, counts);
         worker.fd = std::move(as_rank.fd);
         worker.step = as_rank.step;
         if (!ok) {
@@ -223,23 +253,26 @@ std::optional<Stamps> run_workers(int first, int count, int world, int port, con
       }
     }
     if (!dial_more()) return std::nullopt;
-    if (counts[0] == count && stamps.joined == 0) stamps.joined = now_ns();
-    if (counts[1] == count && stamps.barrier == 0) stamps.barrier = now_ns();
+    if (mode.serial_join && counts.joined == count && stamps.joined == 0) stamps.joined = now_ns();
+    if (counts.past_barrier == count && stamps.barrier == 0) stamps.barrier = now_ns();
   }
   stamps.allgather = now_ns();
   return stamps;
 }
 
 // A worker process: reads the port, runs its ranks, writes its Stamps.
-[[noreturn]] void worker_process(int first, int count, int world, const std::string& token, int go, int result) {
+[[noreturn]] void worker_process(int first, int count, int world, const std::string& token,
+                                 const Mode& mode, int go, int result) {
   int port = 0;
+  errno = 0;
+  if (::nice(k_worker_niceness) == -1 && errno != 0) _exit(1);
   if (read(go, &port, sizeof port) != sizeof port) _exit(1);
-  auto stamps = run_workers(first, count, world, port, token);
+  auto stamps = run_workers(first, count, world, port, token, mode);
   if (!stamps || write(result, &*stamps, sizeof *stamps) != sizeof *stamps) _exit(1);
   _exit(0);
 }
 
-std::optional<Timings> run_once(int world) {
+std::optional<Timings> run_once(int world, const Mode& mode) {
   std::string token = generate_token().value_or(std::string(64, '0'));
   // The worker processes first, before the server's thread exists.
   struct Child { pid_t pid; int go; int result; };
@@ -250,7 +283,7 @@ std::optional<Timings> run_once(int world) {
     int result[2];
     if (pipe2(go, O_CLOEXEC) != 0 || pipe2(result, O_CLOEXEC) != 0) return std::nullopt;
     pid_t pid = fork();
-    if (pid == 0) worker_process(first, count, world, token, go[0], result[1]);
+    if (pid == 0) worker_process(first, count, world, token, mode, go[0], result[1]);
     close(go[0]);
     close(result[1]);
     children.push_back({pid, go[1], result[0]});
@@ -323,14 +356,33 @@ double memcpy_gb_per_s() {
   return to[12345] == 'x' ? best : 0;
 }
 
+// "-" where a column was not measured.
+std::string cell(bool measured, double value, int width, int decimals) {
+  if (!measured) return std::string(static_cast<std::size_t>(width - 1), ' ') + "-";
+  char text[64];
+  std::snprintf(text, sizeof text, "%*.*f", width, decimals, value);
+  return text;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+  Mode mode;
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) {
-    auto n = parse_int(argv[i]);
+    std::string_view arg = argv[i];
+    if (arg == "--serial-join") {
+      mode.serial_join = true;
+      continue;
+    }
+    if (arg == "--no-allgather") {
+      mode.allgather = false;
+      continue;
+    }
+    auto n = parse_int(arg);
     if (!n || *n < 1 || *n > 30000) {
-      std::fprintf(stderr, "usage: rendezvous-scale [N...]  (1 <= N <= 30000)\n");
+      std::fprintf(stderr,
+                   "usage: rendezvous-scale [--serial-join] [--no-allgather] [N...]  (1 <= N <= 30000)\n");
       return 2;
     }
     sizes.push_back(static_cast<int>(*n));
@@ -347,12 +399,14 @@ int main(int argc, char** argv) {
                    world, needed);
       return 1;
     }
-    auto timings = run_once(world);
+    auto timings = run_once(world, mode);
     if (!timings) return 1;
     double gather_s = (timings->allgather_ms - timings->barrier_ms) / 1e3;
     double delivered = static_cast<double>(timings->values_bytes) * world;
-    std::printf("%8d %11.1f %12.1f %14.1f %12.1f %16.3f\n", world, timings->joined_ms, timings->barrier_ms,
-                timings->allgather_ms, peak_rss_mib(), delivered / gather_s / 1e9);
+    std::printf("%8d %s %12.1f %s %12.1f %s\n", world,
+                cell(mode.serial_join, timings->joined_ms, 11, 1).c_str(), timings->barrier_ms,
+                cell(mode.allgather, timings->allgather_ms, 14, 1).c_str(), peak_rss_mib(),
+                cell(mode.allgather, delivered / gather_s / 1e9, 16, 3).c_str());
     std::fflush(stdout);
   }
   // Last, so that its buffers do not count in the launcher's peak RSS.

@@ -15,6 +15,9 @@
 //                     mac = HMAC-SHA256(key = DDL_TOKEN's text as is,
 //                           nonce || u32 rank || u32 world_size || job)
 //   server -> client: OK, or ERROR and the connection is closed.
+//   The first request may follow JOIN at once (one round trip saved): the
+//   join's OK then goes out with that request's reply, in one send; a refused
+//   join's request is never handled.
 //   or, instead of JOIN (the hang watchdog's progress, issue 17):
 //     HEARTBEAT 0x03  the fields of JOIN, the same mac; the rank made progress
 //                     -> OK, then the server closes (the rank does not join)

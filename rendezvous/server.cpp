@@ -6,6 +6,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 
@@ -63,6 +64,9 @@ Result<std::string> Server::start(const ServerOptions& options) {
   auto listener = net::listen_tcp(options.bind_address, options.port, backlog, k_net_wording);
   if (!listener) return fail(listener.error());
   impl_->listener = std::move(*listener);
+  // Accepted connections inherit it: no setsockopt per rank.
+  int one = 1;
+  ::setsockopt(impl_->listener.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   impl_->epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
   impl_->wake = Fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!impl_->epoll || !impl_->wake) {
@@ -229,8 +233,6 @@ void Server::Impl::admit(int fd, std::string peer) {
     ::close(fd);
     return;
   }
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   auto conn = std::make_unique<Connection>();
   conn->fd = Fd(fd);
   conn->serial = next_serial++;
@@ -302,26 +304,37 @@ void Server::Impl::on_readable(Connection& conn) {
     }
     if (conn.closing) continue;  // draining what it still sends; its answer is queued
     conn.in.append(buffer.data(), static_cast<std::size_t>(got));
-    std::size_t used = 0;
-    while (!conn.closing && !conn.doomed && conn.in.size() - used >= 4) {
-      std::size_t size = read_be32(conn.in.data() + used);
-      std::size_t cap = conn.rank < 0 ? k_max_join_frame : options.max_message;
-      if (size == 0 || size > cap) {
-        conn.in.clear();
-        refuse(conn, ErrorKind::bad_request,
-               fmt::format("frame of {} bytes: must be 1 to {} bytes", size, cap));
-        return;
-      }
-      if (conn.in.size() - used - 4 < size) break;
-      handle_frame(conn, std::string_view(conn.in).substr(used + 4, size));
-      used += 4 + size;
-    }
-    if (conn.closing || conn.doomed) {
-      conn.in.clear();
-    } else {
-      conn.in.erase(0, used);
-    }
+    conn.corked = true;
+    take_frames(conn);
+    conn.corked = false;
+    // A client that sent a request behind another (BARRIER right behind JOIN)
+    // reads the first reply only after the second: the earlier replies go out
+    // with the answer it waits for, in one send.
+    if (!conn.doomed && conn.pending == Pending::none) flush(conn);
     if (static_cast<std::size_t>(got) < buffer.size()) return;
+  }
+}
+
+// Handles every whole frame read so far.
+void Server::Impl::take_frames(Connection& conn) {
+  std::size_t used = 0;
+  while (!conn.closing && !conn.doomed && conn.in.size() - used >= 4) {
+    std::size_t size = read_be32(conn.in.data() + used);
+    std::size_t cap = conn.rank < 0 ? k_max_join_frame : options.max_message;
+    if (size == 0 || size > cap) {
+      conn.in.clear();
+      refuse(conn, ErrorKind::bad_request,
+             fmt::format("frame of {} bytes: must be 1 to {} bytes", size, cap));
+      return;
+    }
+    if (conn.in.size() - used - 4 < size) break;
+    handle_frame(conn, std::string_view(conn.in).substr(used + 4, size));
+    used += 4 + size;
+  }
+  if (conn.closing || conn.doomed) {
+    conn.in.clear();
+  } else {
+    conn.in.erase(0, used);
   }
 }
 
@@ -333,7 +346,7 @@ void Server::Impl::queue(Connection& conn, std::shared_ptr<const std::string> fr
   if (conn.doomed) return;
   conn.out_bytes += frame->size();
   conn.out.push_back(std::move(frame));
-  flush(conn);
+  if (!conn.corked) flush(conn);
   if (!conn.doomed &&
       (conn.out_bytes > options.max_queued_bytes || conn.out.size() > options.max_queued_frames)) {
     spdlog::warn("rendezvous: dropped {}: {} replies ({} bytes) queued that it does not read",
@@ -343,20 +356,36 @@ void Server::Impl::queue(Connection& conn, std::shared_ptr<const std::string> fr
   }
 }
 
+// Sends what is queued, every frame in one call where the socket takes it.
 void Server::Impl::flush(Connection& conn) {
+  constexpr std::size_t k_frames_per_send = 64;
   while (!conn.out.empty()) {
-    const std::string& front = *conn.out.front();
-    ssize_t sent = ::send(conn.fd.get(), front.data() + conn.out_offset,
-                          front.size() - conn.out_offset, MSG_NOSIGNAL);
+    std::array<iovec, k_frames_per_send> parts{};
+    std::size_t count = 0;
+    for (const auto& frame : conn.out) {
+      if (count == parts.size()) break;
+      std::size_t skip = count == 0 ? conn.out_offset : 0;
+      parts[count++] = {const_cast<char*>(frame->data()) + skip, frame->size() - skip};
+    }
+    msghdr message{};
+    message.msg_iov = parts.data();
+    message.msg_iovlen = count;
+    ssize_t sent = ::sendmsg(conn.fd.get(), &message, MSG_NOSIGNAL);
     if (sent < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       doom(conn);
       return;
     }
-    conn.out_offset += static_cast<std::size_t>(sent);
     conn.out_bytes -= static_cast<std::size_t>(sent);
-    if (conn.out_offset == front.size()) {
+    auto left = static_cast<std::size_t>(sent);
+    while (left > 0) {
+      std::size_t rest = conn.out.front()->size() - conn.out_offset;
+      if (left < rest) {
+        conn.out_offset += left;
+        break;
+      }
+      left -= rest;
       conn.out.pop_front();
       conn.out_offset = 0;
     }

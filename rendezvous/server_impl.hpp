@@ -33,6 +33,7 @@ struct Connection {
   std::size_t out_offset = 0;      // into out.front()
   std::size_t out_bytes = 0;       // queued, not yet sent
   bool write_armed = false;        // EPOLLOUT registered
+  bool corked = false;             // its frames are being read: replies wait for the read's end
   bool closing = false;            // flush what is queued, then close; read nothing
   bool left = false;               // sent LEAVE
   bool doomed = false;             // to be closed after this round of events
@@ -87,6 +88,7 @@ struct Server::Impl {
   void handshake_over(Connection& conn);
   void pause_accepting();
   void on_readable(Connection& conn);
+  void take_frames(Connection& conn);
   void flush(Connection& conn);
   void queue(Connection& conn, std::shared_ptr<const std::string> frame);
   void queue(Connection& conn, std::string frame);

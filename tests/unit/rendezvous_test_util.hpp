@@ -61,13 +61,18 @@ struct RawPeer {
 
   void send(std::string_view bytes) { (void)net::send_all(fd.get(), bytes, soon()); }
 
+  // The JOIN frame for the nonce of the HELLO read last.
+  std::string join_frame(int rank, int world_size, const std::string& token = k_token) const {
+    auto r = static_cast<std::uint32_t>(rank);
+    auto w = static_cast<std::uint32_t>(world_size);
+    return FrameWriter(MsgType::join).u32(r).u32(w).bytes("unit")
+        .raw(join_mac(token, nonce, r, w, "unit")).finish();
+  }
+
   // Joins by hand; returns the reply's payload.
   std::string join(int rank, int world_size, const std::string& token = k_token) {
     if (!read_hello()) return {};
-    auto r = static_cast<std::uint32_t>(rank);
-    auto w = static_cast<std::uint32_t>(world_size);
-    send(FrameWriter(MsgType::join).u32(r).u32(w).bytes("unit")
-             .raw(join_mac(token, nonce, r, w, "unit")).finish());
+    send(join_frame(rank, world_size, token));
     return frame();
   }
 

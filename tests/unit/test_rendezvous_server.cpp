@@ -287,3 +287,34 @@ TEST_CASE("rendezvous: a rank that left blocks collectives until it joins again"
   });
   CHECK(results == std::vector<std::string>{"ok", "ok"});
 }
+
+TEST_CASE("rendezvous: a BARRIER sent right behind JOIN gets both OKs, together", "[rendezvous]") {
+  Server server;
+  auto endpoint = server.start(test_options(2));
+  REQUIRE(endpoint);
+  RawPeer rank0(*endpoint);
+  REQUIRE(rank0.read_hello());
+  rank0.send(rank0.join_frame(0, 2) + FrameWriter(MsgType::barrier).finish());
+  // The join's OK waits for the barrier's: the client reads neither before.
+  CHECK(rank0.frame(300).empty());
+  REQUIRE(rank0.fd);
+  auto rank1 = Client::connect(join_info(*endpoint, 1, 2), Millis(2000));
+  REQUIRE(rank1);
+  CHECK(rank1->barrier(Millis(2000)));
+  CHECK(FrameReader(rank0.frame()).type() == MsgType::ok);
+  CHECK(FrameReader(rank0.frame()).type() == MsgType::ok);
+}
+
+TEST_CASE("rendezvous: a refused JOIN's pipelined request is never handled", "[rendezvous]") {
+  Server server;
+  auto endpoint = server.start(test_options(2));
+  REQUIRE(endpoint);
+  RawPeer impostor(*endpoint);
+  REQUIRE(impostor.read_hello());
+  impostor.send(impostor.join_frame(0, 2, std::string(64, 'b')) +
+                FrameWriter(MsgType::set).bytes("k").bytes("v").finish());
+  CHECK(error_text(impostor.frame()) == "authentication failed (wrong DDL_TOKEN?)");
+  CHECK(impostor.closed_within(2000));
+  CHECK(server.missing_ranks() == std::vector<int>{0, 1});
+  CHECK_FALSE(server.value("k"));
+}
