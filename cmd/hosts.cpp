@@ -105,6 +105,9 @@ Json host_json(const Host& host) {
   if (!host.labels.empty()) {  // the contract's shape stays as it was for hosts without labels
     entry["labels"] = Json(host.labels);
   }
+  if (!host.labels_error.empty()) {
+    entry["labels_error"] = host.labels_error;
+  }
   return entry;
 }
 

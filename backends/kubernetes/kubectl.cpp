@@ -92,7 +92,7 @@ Result<void> label_pods(const KubernetesSection& k8s, LabelNeed need, PodScan& s
   if (added) {
     return {};
   }
-  return labels_unread(need, added.error(), "pods shown without their node labels",
+  return labels_unread(scan.ready, need, added.error(), "pods shown without their node labels",
                        fmt::format("the labels of the nodes of the pods matching {}", where(k8s)),
                        "allow this user to get nodes (RBAC: get on the cluster-scoped resource \"nodes\"), "
                        "or take the labels out of [placement]");

@@ -22,6 +22,7 @@ struct Host {
   std::string user{};       // "user@host" in a list: the ssh login ("" = [ssh] user)
   std::optional<int> port{};  // "host:port:slots" in a list: the ssh port
   Labels labels{};       // key=value words, node labels, Slurm features
+  std::string labels_error{};  // why its source's labels could not be read ("" = read, or not asked)
 };
 
 // "ml@10.0.0.5:2222" (brackets around an IPv6 address with a port), or the
@@ -53,10 +54,10 @@ std::map<std::string, std::vector<std::string>> parse_node_features(std::string_
 
 // A host source could not read the labels `need` asks for (`error`): a
 // stop (Ctrl-C) stays one; `ddl hosts` warns "SHOWN_AS: why" and goes on
-// without them; a [placement] that uses them stops (ExitCode::launch)
+// without them, each host's labels_error set; a [placement] that uses them stops (ExitCode::launch)
 // naming `what` was not read, and `hint`.
-Result<void> labels_unread(LabelNeed need, const Error& error, std::string_view shown_as, std::string_view what,
-                           std::string_view hint);
+Result<void> labels_unread(Inventory& hosts, LabelNeed need, const Error& error, std::string_view shown_as,
+                           std::string_view what, std::string_view hint);
 
 // Labels of the allocation's hosts as `need` asks (none: nothing, no call):
 // partition=P from SLURM_JOB_PARTITION, and feature.F=true for each

@@ -7,13 +7,16 @@
 
 namespace ddl {
 
-Result<void> labels_unread(LabelNeed need, const Error& error, std::string_view shown_as, std::string_view what,
-                           std::string_view hint) {
+Result<void> labels_unread(Inventory& hosts, LabelNeed need, const Error& error, std::string_view shown_as,
+                           std::string_view what, std::string_view hint) {
   if (stop::is_stop_error(error)) {
     return fail(error);
   }
   if (need != LabelNeed::required) {
     print_warning(fmt::format("{}: {}", shown_as, error.message));
+    for (Host& host : hosts) {
+      host.labels_error = error.message;  // for ddl hosts --json, which a script reads without stderr
+    }
     return {};
   }
   return fail(ExitCode::launch,

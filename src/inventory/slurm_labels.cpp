@@ -112,7 +112,7 @@ Result<void> add_slurm_labels(Inventory& hosts, const std::function<const char*(
   if (added) {
     return {};
   }
-  return labels_unread(need, added.error(), "Slurm nodes shown without their features",
+  return labels_unread(hosts, need, added.error(), "Slurm nodes shown without their features",
                        "the features of the allocation's nodes",
                        "run ddl where scontrol works, or take the labels out of [placement]");
 }

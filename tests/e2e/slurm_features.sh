@@ -57,4 +57,6 @@ expect_contains "$t/err" "ddl: error: [placement] uses host labels (constraints 
 expect_not_contains "$t/out" "rank ran"
 expect_exit 0 salloc_ddl -N2 -p test -- hosts
 expect_contains "$t/err" "ddl: warning: Slurm nodes shown without their features: scontrol show node failed: slurm_load_node error"
+expect_exit 0 salloc_ddl -N2 -p test -- hosts --json
+python3 -c 'import json,sys; hs=json.load(open(sys.argv[1]))["hosts"]; assert len(hs)==2 and all(h["labels"]=={"partition": "test"} and h["labels_error"].startswith("scontrol show node failed: slurm_load_node error") for h in hs), hs' "$t/out"
 slurm_wait_idle
