@@ -65,11 +65,7 @@ finish 130 2000 "SIGINT during hosts --check of a black hole"
 
 # 2. A session that hangs after authentication: host 2's sshd forces a sleep.
 ns=${NETNS_HOSTS[1]}
-for pid in $(ip netns pids "$ns"); do kill -9 "$pid" 2>/dev/null || true; done
-echo "ForceCommand sleep $mark" >>"$NETNS_DIR/h2_sshd"
-ip netns exec "$ns" /usr/sbin/sshd -D -e -f "$NETNS_DIR/h2_sshd" 2>>"$NETNS_DIR/sshd.log" &
-disown $!
-for _ in $(seq 100); do netns_exec bash -c "exec 3<>/dev/tcp/${NETNS_ADDRS[1]}/22" 2>/dev/null && break; sleep 0.05; done
+netns_restart_sshd 1 "ForceCommand sleep $mark"
 
 # wait_hang: until host 2 runs the forced sleep (ddl is past authentication).
 # The forced command is sshd's, not the job's: it outlives its session, so
