@@ -17,12 +17,6 @@ namespace {
 
 constexpr long k_get_pods_timeout_ms = 60'000;
 
-std::string last_line(std::string_view text) {
-  text = trim(text);
-  auto newline = text.rfind('\n');
-  return std::string(newline == std::string_view::npos ? text : text.substr(newline + 1));
-}
-
 std::string where(const KubernetesSection& k8s) {
   return fmt::format("selector '{}' in namespace '{}'{}", k8s.selector, k8s.namespace_,
                      k8s.context.empty() ? "" : fmt::format(" (context '{}')", k8s.context));
@@ -33,7 +27,7 @@ std::string kubectl_failure(const Captured& captured) {
   if (captured.timed_out) {
     return "timed out";
   }
-  std::string why = last_line(captured.err);
+  std::string why = last_lines(captured.err, 1);
   return why.empty() ? "exit " + std::to_string(captured.exit.code) : why;
 }
 
@@ -139,7 +133,7 @@ bool is_remote_exit(std::string_view kubectl_stderr, int kubectl_code) {
   if (kubectl_code == 0) {
     return true;
   }
-  std::string line = last_line(kubectl_stderr);
+  std::string line = last_lines(kubectl_stderr, 1);
   if (!line.starts_with(k_remote_exit_prefix)) {
     return false;
   }

@@ -35,9 +35,7 @@ std::optional<std::string_view> field(std::string_view record, std::string_view 
 
 // The last line scontrol wrote on stderr, else how it ended.
 std::string scontrol_failure(const inventory_detail::Captured& run) {
-  std::string_view err = trim(run.err);
-  auto newline = err.rfind('\n');
-  std::string last(newline == std::string_view::npos ? err : err.substr(newline + 1));
+  std::string last = last_lines(run.err, 1);
   if (run.timed_out) {
     return fmt::format("timed out after {}{}", format_duration(k_scontrol_timeout), last.empty() ? "" : " (" + last + ")");
   }
