@@ -6,6 +6,8 @@
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <nlohmann/json.hpp>
 
+#include "backends/kubernetes/json_fields.hpp"
+
 namespace ddl::kubernetes {
 
 namespace {
@@ -14,14 +16,14 @@ using nlohmann::json;
 
 // The labels of one Node object; its name "" when it has none.
 std::pair<std::string, Labels> node_labels(const json& node) {
-  if (!node.is_object() || !node.contains("metadata") || !node["metadata"].is_object()) {
+  const json& metadata = member(node, "metadata");
+  if (!metadata.is_object()) {
     return {};
   }
-  const json& metadata = node["metadata"];
   std::string name = metadata.value("name", "");
   Labels labels;
-  if (metadata.contains("labels") && metadata["labels"].is_object()) {
-    for (const auto& [key, value] : metadata["labels"].items()) {
+  if (const json& named = member(metadata, "labels"); named.is_object()) {
+    for (const auto& [key, value] : named.items()) {
       if (value.is_string()) {
         add_label(key + "=" + value.get<std::string>(), labels);  // a bad one is left out
       }
@@ -36,10 +38,11 @@ Result<std::map<std::string, Labels>> parse_nodes(const json& document) {
     nodes.insert(node_labels(document));
     return nodes;
   }
-  if (!document.is_object() || !document.contains("items") || !document["items"].is_array()) {
+  const json& items = member(document, "items");
+  if (!items.is_array()) {
     return fail(ExitCode::launch, "kubectl output is not a Node or a list of Nodes (no \"items\" array)");
   }
-  for (const json& node : document["items"]) {
+  for (const json& node : items) {
     auto [name, labels] = node_labels(node);
     if (!name.empty()) {
       nodes.emplace(std::move(name), std::move(labels));

@@ -6,6 +6,7 @@
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <nlohmann/json.hpp>
 
+#include "backends/kubernetes/json_fields.hpp"
 #include "backends/kubernetes/pods.hpp"
 
 namespace ddl::kubernetes {
@@ -16,24 +17,6 @@ using nlohmann::json;
 
 constexpr const char* k_gpu_resource = "nvidia.com/gpu";
 constexpr const char* k_default_container_annotation = "kubectl.kubernetes.io/default-container";
-
-// The string at `key` of an object, "" when absent or not a string.
-std::string text_at(const json& object, const char* key) {
-  if (!object.is_object()) {
-    return "";
-  }
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const json& member(const json& object, const char* key) {
-  static const json null_value;
-  if (!object.is_object()) {
-    return null_value;
-  }
-  auto it = object.find(key);
-  return it != object.end() ? *it : null_value;
-}
 
 // Why a pod cannot take ranks; "" when it can.
 std::string unready_reason(const json& pod) {
