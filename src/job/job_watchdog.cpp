@@ -23,7 +23,7 @@ bool read_signal(const Section& s, std::string_view key, int& out) {
   auto signo = parse_catchable_signal(name);
   if (!signo) {
     s.diag().at(*s.node(key), fmt::format("{}: {} is not a signal a program can catch (e.g. \"SIGUSR1\")",
-                                          s.label(key), quote_text(name)));
+                                          s.label(key), quote_input(name)));
     return false;
   }
   out = *signo;
@@ -66,7 +66,7 @@ void read_dump(const Section& s, WatchdogSection& watchdog) {
   auto signo = parse_catchable_signal(text);
   if (!signo) {
     s.diag().at(*s.node("dump"), fmt::format("watchdog.dump: {} is neither \"py-spy\" nor a signal name "
-                                             "such as \"SIGUSR1\"", quote_text(text)));
+                                             "such as \"SIGUSR1\"", quote_input(text)));
     return;
   }
   watchdog.dump_signal = *signo;
