@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/core.h>
@@ -22,6 +23,12 @@ std::vector<std::string>& trailing_storage() {
 }
 
 bool g_json_errors = false;
+
+// The subcommands given the common options (they load a job).
+std::vector<const CLI::App*>& job_commands() {
+  static std::vector<const CLI::App*> commands;
+  return commands;
+}
 
 // The digits of `line` from `at` up to the first non-digit: where they end,
 // or npos when there are none.
@@ -71,7 +78,17 @@ Json error_event(const Error& error) {
 void set_trailing_command(std::vector<std::string> words) { trailing_storage() = std::move(words); }
 const std::vector<std::string>& trailing_command() { return trailing_storage(); }
 
+bool loads_a_job(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {  // those given, nested ones (bench allreduce) too
+    if (std::ranges::find(job_commands(), sub) != job_commands().end() || loads_a_job(*sub)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void add_common_options(CLI::App& sub, CommonOptions& opts) {
+  job_commands().push_back(&sub);
   // No ExistingPath check: load_job reports a missing file in its own words.
   sub.add_option("job", opts.job_file, "Job file (TOML)");
   // One value per -H, so that a JOB after it is not taken for a host.
