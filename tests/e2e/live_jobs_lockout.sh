@@ -11,16 +11,6 @@ source "$(dirname "$0")/run_common.inc"
 export XDG_RUNTIME_DIR=$t/xdg  # this test's own folder, whoever else runs ddl here
 mkdir -m 0700 "$XDG_RUNTIME_DIR"
 
-# wait_for PATTERN CMD...: until CMD's stdout matches (10 s at most).
-wait_for() {
-  local pattern=$1 i; shift
-  for ((i = 0; i < 100; i++)); do
-    "$@" 2>/dev/null | grep -qE -- "$pattern" && return 0
-    sleep 0.1
-  done
-  fail "never saw '$pattern' from: $*"
-}
-
 # timed MAX CODE CMD...: exit CODE within MAX seconds.
 timed() {
   local max=$1 start end; shift

@@ -17,8 +17,8 @@ exec "$nap" 60
 SH
 chmod +x "$t/rank.sh"
 
-# wait_for FILE TEXT SECONDS: true once TEXT is in FILE.
-wait_for() {
+# seen_within FILE TEXT SECONDS: true once TEXT is in FILE.
+seen_within() {
   local i
   for ((i = 0; i < $3 * 20; i++)); do
     grep -qF -- "$2" "$1" 2>/dev/null && return 0
@@ -34,7 +34,7 @@ for pattern in '(a|aa)*c' '(\\w+\\s?)*$'; do
   start=$(date +%s.%N)
   "$DDL" run "$t/job.toml" --np 2 >"$t/out" 2>"$t/err" &
   ddl=$!
-  if ! wait_for "$t/out" "[1] after the long lines" 5; then
+  if ! seen_within "$t/out" "[1] after the long lines" 5; then
     kill -KILL $ddl 2>/dev/null || true
     cat "$t/out" "$t/err" | cut -c1-200
     fail "progress = '$pattern': the lines after a long line did not appear within 5 s"
