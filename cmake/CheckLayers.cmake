@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Layering, checked on every build (ARCHITECTURE.md): a file may include its own
-# folder and the layers below it, never one above; toml++, libssh, CLI11 and
-# OpenSSL each stay in their one folder. Run with -P by the ddl_layers_checked target.
+# folder and the layers below it, never one above; toml++, libssh, CLI11,
+# OpenSSL and RE2 each stay in their one folder. Run with -P by the ddl_layers_checked target.
 if(CMAKE_SCRIPT_MODE_FILE)
   # Each folder and the folders its files may include ("self" = its own layer).
   set(allow_src/util "src/util")
@@ -16,8 +16,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
   set(allow_backends "src/util;src/job;src/inventory;src/plan;src/render;src/launch;backends")
   set(allow_cmd "src;rendezvous;backends;cmd")
   # A library's headers and the one folder that may include them.
-  set(library_patterns "<toml\\+\\+/" "<libssh/" "<CLI/" "<openssl/")
-  set(library_folders "src/job" "backends/ssh" "cmd" "rendezvous")
+  set(library_patterns "<toml\\+\\+/" "<libssh/" "<CLI/" "<openssl/" "<re2/")
+  set(library_folders "src/job" "backends/ssh" "cmd" "rendezvous" "src/util")
 
   set(problems "")
   foreach(layer src/util src/job src/inventory src/plan src/render src/launch src/sweep src/collectives

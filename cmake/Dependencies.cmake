@@ -9,6 +9,8 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBSSH REQUIRED IMPORTED_TARGET libssh)
+# RE2 (Debian: libre2-dev): user regular expressions in linear time.
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 
 # Optional: CUDA and NCCL headers (libraries are opened with dlopen at run time).
 set(DDL_HAVE_NCCL OFF)

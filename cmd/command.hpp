@@ -31,6 +31,10 @@ void set_trailing_command(std::vector<std::string> words);
 const std::vector<std::string>& trailing_command();
 
 void add_common_options(CLI::App& sub, CommonOptions& opts);
+// Whether the subcommand `app` ran has the common options: it loads a job
+// and arms the stop token itself (load_job_for); the others run with the
+// default signal actions (main releases the signals it held for them).
+bool loads_a_job(const CLI::App& app);
 // Whether the job's timeout runs from now (run, bench): it then covers every
 // phase, host discovery and connecting included.
 enum class JobClock { stopped, starts };

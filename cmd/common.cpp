@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
-#include <regex>
 
 #include "cmd/command.hpp"
 #include "src/launch/output.hpp"
@@ -24,14 +24,39 @@ std::vector<std::string>& trailing_storage() {
 
 bool g_json_errors = false;
 
+// The subcommands given the common options (they load a job).
+std::vector<const CLI::App*>& job_commands() {
+  static std::vector<const CLI::App*> commands;
+  return commands;
+}
+
+// The digits of `line` from `at` up to the first non-digit: where they end,
+// or npos when there are none.
+std::size_t digits_end(const std::string& line, std::size_t at) {
+  std::size_t end = at;
+  while (end < line.size() && line[end] >= '0' && line[end] <= '9') {
+    ++end;
+  }
+  return end > at && end - at <= 9 ? end : std::string::npos;
+}
+
 // One line of an error: "FILE:LINE:COL: message" (a job-file error) split
-// into its parts, else {"message"}.
+// into its parts at the first ":LINE:COL: ", else {"message"}. One pass, no
+// regex: a line may be megabytes long.
 Json error_line(const std::string& line) {
-  static const std::regex k_located(R"(^(.+):([0-9]+):([0-9]+): (.*)$)");
-  std::smatch parts;
-  if (std::regex_match(line, parts, k_located)) {
-    return {{"file", parts[1].str()}, {"line", std::stoi(parts[2].str())},
-            {"column", std::stoi(parts[3].str())}, {"message", parts[4].str()}};
+  for (std::size_t colon = line.find(':', 1); colon != std::string::npos; colon = line.find(':', colon + 1)) {
+    std::size_t row_end = digits_end(line, colon + 1);
+    if (row_end == std::string::npos || line[row_end] != ':') {
+      continue;
+    }
+    std::size_t col_end = digits_end(line, row_end + 1);
+    if (col_end == std::string::npos || line.compare(col_end, 2, ": ") != 0) {
+      continue;
+    }
+    return {{"file", line.substr(0, colon)},
+            {"line", std::stoi(line.substr(colon + 1, row_end - colon - 1))},
+            {"column", std::stoi(line.substr(row_end + 1, col_end - row_end - 1))},
+            {"message", line.substr(col_end + 2)}};
   }
   return {{"message", line}};
 }
@@ -53,7 +78,17 @@ Json error_event(const Error& error) {
 void set_trailing_command(std::vector<std::string> words) { trailing_storage() = std::move(words); }
 const std::vector<std::string>& trailing_command() { return trailing_storage(); }
 
+bool loads_a_job(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {  // those given, nested ones (bench allreduce) too
+    if (std::ranges::find(job_commands(), sub) != job_commands().end() || loads_a_job(*sub)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void add_common_options(CLI::App& sub, CommonOptions& opts) {
+  job_commands().push_back(&sub);
   // No ExistingPath check: load_job reports a missing file in its own words.
   sub.add_option("job", opts.job_file, "Job file (TOML)");
   // One value per -H, so that a JOB after it is not taken for a host.

@@ -51,6 +51,9 @@ Result<int> run_ps(const LiveOptions& opts) {
   if (opts.json) {
     Json list = Json::array();
     for (const LiveJob& job : *jobs) {
+      if (!job.answered) {
+        print_warning(did_not_answer(job));
+      }
       list.push_back(job.info);
     }
     fmt::print("{}\n", to_json_text(Json{{"jobs", list}}));
@@ -58,6 +61,11 @@ Result<int> run_ps(const LiveOptions& opts) {
   }
   std::vector<TableRow> rows{{"ID", "NAME", "RANKS", "HOSTS", "STATE", "AGE"}};
   for (const LiveJob& job : *jobs) {
+    if (!job.answered) {
+      print_warning(did_not_answer(job));
+      rows.push_back({job.id(), "?", "?", "?", "not answering", "?"});
+      continue;
+    }
     std::string state = job.info.value("state", "");
     if (int attempt = job.info.value("attempt", 0); attempt > 0) {
       state += fmt::format(" (DDL_ATTEMPT={})", attempt);
@@ -90,7 +98,7 @@ Result<int> run_logs(const LiveOptions& opts) {
   if (!job) {
     return fail(job.error());
   }
-  auto connection = LiveConnection::open(*job, fmt::format("logs {} {}", opts.rank, opts.follow ? 1 : 0));
+  auto connection = LiveConnection::open(*job, fmt::format("logs {} {}", opts.rank, opts.follow ? 1 : 0), false);
   if (!connection) {
     return fail(connection.error());
   }
@@ -100,6 +108,8 @@ Result<int> run_logs(const LiveOptions& opts) {
       print_log_line(line);
     } else if (line.starts_with("N ")) {
       fmt::print(stderr, "ddl: {}\n", line.substr(2));
+    } else if (line.starts_with("X ") && line.find("followers") != std::string::npos) {
+      return fail(ExitCode::launch, line.substr(2));
     } else if (line.starts_with("X ")) {
       return fail(ExitCode::usage, line.substr(2));
     } else if (line.starts_with("E ")) {
@@ -125,7 +135,7 @@ Result<int> print_answer(LiveConnection& connection, const LiveJob& job) {
     }
   }
   if (!answered) {
-    return fail(ExitCode::launch, fmt::format("job {} ({}) did not answer", job.name(), job.id()));
+    return fail(ExitCode::launch, did_not_answer(job));
   }
   return 0;
 }
@@ -135,7 +145,7 @@ Result<int> run_stop(const LiveOptions& opts, const std::string& request) {
   if (!job) {
     return fail(job.error());
   }
-  auto connection = LiveConnection::open(*job, request);
+  auto connection = LiveConnection::open(*job, request, true);
   if (!connection) {
     return fail(connection.error());
   }

@@ -3,47 +3,135 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
-#include <regex>
+#include <optional>
+#include <thread>
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <fmt/core.h>
-#include <spdlog/spdlog.h>
 
+#include "src/util/log.hpp"
 #include "src/util/runtime_dir.hpp"
 
 namespace ddl::cmd {
 
 namespace {
 
-// The answer of `socket` to "info"; nullopt when nobody listens there (the
-// socket is then removed) or it did not answer.
-std::optional<Json> ask_info(const std::string& socket) {
-  LiveJob probe{socket, {}};
-  auto connection = LiveConnection::open(probe, "info");
-  if (!connection) {
+using Clock = std::chrono::steady_clock;
+constexpr auto k_retry = std::chrono::milliseconds(10);  // a full backlog is tried again this often
+
+// "12345.sock": the socket of the ddl whose pid is 12345.
+bool is_job_socket(const std::string& name) {
+  constexpr std::string_view k_suffix = ".sock";
+  if (!name.ends_with(k_suffix) || name.size() == k_suffix.size()) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end() - static_cast<std::ptrdiff_t>(k_suffix.size()),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// One job being asked "info".
+struct Asking {
+  std::string socket;
+  int fd = -1;
+  std::string in;
+  std::optional<Json> info;
+  bool gone = false;  // nobody listens there, or it closed without an answer (it is ending)
+  bool done() const { return info.has_value() || gone; }
+};
+
+// Connects (never blocking) and sends "info"; false while the backlog is full.
+bool try_ask(Asking& ask) {
+  auto fd = try_connect_unix(ask.socket);
+  if (!fd) {
     if (errno == ECONNREFUSED) {
       std::error_code ec;
-      std::filesystem::remove(socket, ec);  // left by a ddl that died (kill -9)
+      std::filesystem::remove(ask.socket, ec);  // left by a ddl that died (kill -9)
     } else if (errno != ENOENT) {
-      spdlog::warn("{}", connection.error().message);
+      print_warning(fd.error().message);
     }
-    return std::nullopt;
+    ask.gone = true;
+    return true;
   }
-  std::string line;
-  if (!connection->next_line(line)) {
-    spdlog::warn("{} did not answer; left out", socket);
-    return std::nullopt;
+  if (!*fd) {
+    return false;
   }
-  Json info = Json::parse(line, nullptr, false);
-  return info.is_object() ? std::optional<Json>(info) : std::nullopt;
+  ask.fd = **fd;
+  static constexpr std::string_view k_info = "info\n";
+  if (::send(ask.fd, k_info.data(), k_info.size(), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(k_info.size())) {
+    ask.gone = true;
+  }
+  return true;
+}
+
+// Reads what arrived; the answer once its line is whole.
+void read_answer(Asking& ask) {
+  char chunk[4096];
+  ssize_t got = ::recv(ask.fd, chunk, sizeof chunk, MSG_DONTWAIT);
+  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    return;
+  }
+  if (got <= 0 || ask.in.size() > (std::size_t{1} << 20)) {
+    ask.gone = true;
+    return;
+  }
+  ask.in.append(chunk, static_cast<std::size_t>(got));
+  if (auto newline = ask.in.find('\n'); newline != std::string::npos) {
+    Json info = Json::parse(ask.in.substr(0, newline), nullptr, false);
+    if (info.is_object()) {
+      ask.info = std::move(info);
+    } else {
+      ask.gone = true;
+    }
+  }
+}
+
+// Asks every socket at once; stops at `deadline` with whatever answered.
+void ask_all(std::vector<Asking>& asks, Clock::time_point deadline) {
+  while (Clock::now() < deadline && !std::ranges::all_of(asks, &Asking::done)) {
+    bool connecting = false;
+    std::vector<pollfd> fds;
+    std::vector<Asking*> polled;
+    for (Asking& ask : asks) {
+      if (!ask.done() && ask.fd < 0 && !try_ask(ask)) {
+        connecting = true;
+      }
+      if (!ask.done() && ask.fd >= 0) {
+        fds.push_back({ask.fd, POLLIN, 0});
+        polled.push_back(&ask);
+      }
+    }
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    auto wait = connecting ? std::min(left, std::chrono::milliseconds(k_retry)) : left;
+    ::poll(fds.data(), fds.size(), static_cast<int>(std::max<std::int64_t>(wait.count(), 0)));
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) {
+        read_answer(*polled[i]);
+      }
+    }
+  }
+}
+
+// What `ps` knows of a job that did not answer: its id (the socket's stem).
+Json silent_info(const std::string& socket) {
+  std::string id = std::filesystem::path(socket).stem().string();
+  return Json{{"id", id}, {"pid", std::stoll(id)}, {"state", "not answering"}};
 }
 
 } // namespace
+
+std::string did_not_answer(const LiveJob& job) {
+  std::string who = job.name().empty() ? job.id() : fmt::format("{} ({})", job.name(), job.id());
+  return fmt::format("job {} did not answer within {}s (its ddl is stopped, or busy)", who,
+                     k_answer_budget.count());
+}
 
 Result<std::vector<LiveJob>> running_jobs() {
   struct stat folder {};
@@ -54,15 +142,25 @@ Result<std::vector<LiveJob>> running_jobs() {
   if (!dir) {
     return fail(dir.error());
   }
-  static const std::regex socket_name(R"([0-9]+\.sock)");
-  std::vector<LiveJob> jobs;
+  std::vector<Asking> asks;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(*dir, ec)) {
-    if (!std::regex_match(entry.path().filename().string(), socket_name)) {
-      continue;
+    if (is_job_socket(entry.path().filename().string())) {
+      Asking ask;
+      ask.socket = entry.path().string();
+      asks.push_back(std::move(ask));
     }
-    if (auto info = ask_info(entry.path().string())) {
-      jobs.push_back({entry.path().string(), std::move(*info)});
+  }
+  ask_all(asks, Clock::now() + k_answer_budget);
+  std::vector<LiveJob> jobs;
+  for (Asking& ask : asks) {
+    if (ask.fd >= 0) {
+      ::close(ask.fd);
+    }
+    if (ask.info) {
+      jobs.push_back({ask.socket, std::move(*ask.info), true});
+    } else if (!ask.gone) {
+      jobs.push_back({ask.socket, silent_info(ask.socket), false});
     }
   }
   std::ranges::sort(jobs, {}, [](const LiveJob& job) { return job.info.value("started", ""); });
@@ -74,49 +172,76 @@ Result<LiveJob> find_job(const std::string& word) {
   if (!jobs) {
     return fail(jobs.error());
   }
+  std::vector<LiveJob> named;
+  std::vector<std::string> silent;
   for (const LiveJob& job : *jobs) {
+    if (job.id() == word && !job.answered) {
+      return fail(ExitCode::launch, did_not_answer(job));
+    }
     if (job.id() == word) {
       return job;
     }
+    if (!job.answered) {
+      silent.push_back(job.id());
+    } else if (job.name() == word) {
+      named.push_back(job);
+    }
   }
-  std::vector<LiveJob> named;
-  std::ranges::copy_if(*jobs, std::back_inserter(named), [&](const LiveJob& job) { return job.name() == word; });
   if (named.size() == 1) {
     return named.front();
   }
-  if (named.empty()) {
-    return fail(ExitCode::usage, fmt::format("no running ddl job of yours is named or numbered '{}' ('ddl ps' "
-                                             "lists them)", word));
+  if (named.size() > 1) {
+    std::string ids;
+    for (const LiveJob& job : named) {
+      ids += fmt::format("{}{}", ids.empty() ? "" : ", ", job.id());
+    }
+    return fail(ExitCode::usage, fmt::format("{} running jobs are named '{}' (ids {}); name one by its id",
+                                             named.size(), word, ids));
   }
-  std::string ids;
-  for (const LiveJob& job : named) {
-    ids += fmt::format("{}{}", ids.empty() ? "" : ", ", job.id());
+  if (!silent.empty()) {
+    std::string ids;
+    for (const std::string& id : silent) {
+      ids += fmt::format("{}{}", ids.empty() ? "" : ", ", id);
+    }
+    return fail(ExitCode::launch, fmt::format("no job that answered is named '{}'; job{} {} did not answer within "
+                                              "{}s (its ddl is stopped, or busy), and may be it",
+                                              word, silent.size() == 1 ? "" : "s", ids, k_answer_budget.count()));
   }
-  return fail(ExitCode::usage, fmt::format("{} running jobs are named '{}' (ids {}); name one by its id", named.size(),
-                                           word, ids));
+  return fail(ExitCode::usage, fmt::format("no running ddl job of yours is named or numbered '{}' ('ddl ps' "
+                                           "lists them)", word));
 }
 
-Result<LiveConnection> LiveConnection::open(const LiveJob& job, const std::string& request) {
-  auto fd = connect_unix(job.socket);
-  if (!fd) {
-    return fail(fd.error());
+Result<LiveConnection> LiveConnection::open(const LiveJob& job, const std::string& request, bool bounded) {
+  const auto deadline = Clock::now() + k_answer_budget;
+  std::optional<int> fd;
+  while (!fd) {
+    auto tried = try_connect_unix(job.socket);
+    if (!tried) {
+      return fail(tried.error());
+    }
+    fd = *tried;
+    if (!fd && Clock::now() >= deadline) {
+      return fail(ExitCode::launch, did_not_answer(job));
+    }
+    if (!fd) {
+      std::this_thread::sleep_for(k_retry);
+    }
   }
-  if (request == "info") {
-    timeval wait{3, 0};
+  if (bounded) {
+    timeval wait{static_cast<time_t>(k_answer_budget.count()), 0};
     ::setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
   }
   std::string line = request + "\n";
   if (::send(*fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
     int saved = errno;
     ::close(*fd);
-    errno = saved;
     return fail(ExitCode::launch, fmt::format("cannot ask {}: {}", job.socket, std::strerror(saved)));
   }
-  return LiveConnection(*fd);
+  return LiveConnection(*fd, bounded);
 }
 
 LiveConnection::LiveConnection(LiveConnection&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), buffer_(std::move(other.buffer_)) {}
+    : fd_(std::exchange(other.fd_, -1)), bounded_(other.bounded_), buffer_(std::move(other.buffer_)) {}
 
 LiveConnection::~LiveConnection() {
   if (fd_ >= 0) {
@@ -129,6 +254,11 @@ bool LiveConnection::next_line(std::string& line) {
     if (auto newline = buffer_.find('\n'); newline != std::string::npos) {
       line = buffer_.substr(0, newline);
       buffer_.erase(0, newline + 1);
+      if (bounded_) {  // it answered: what follows (a stop's end) takes as long as it takes
+        timeval forever{0, 0};
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
+        bounded_ = false;
+      }
       return true;
     }
     char chunk[65536];

@@ -11,6 +11,7 @@
 #include "cmd/habits.hpp"
 #include "ddl_version.hpp"
 #include "src/util/log.hpp"
+#include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 
 namespace {
@@ -51,6 +52,18 @@ bool is_known_command(const std::string& word) {
   }
   return word == "worker" || word == "rsh";
 }
+
+} // namespace
+
+namespace {
+
+// ddl's first code, before any static initializer or library constructor
+// (DT_PREINIT_ARRAY) and so before any thread: a Ctrl-C or SIGTERM from now
+// on waits for the handlers of the command that takes it (stop::arm()), or
+// for main to give the others back their default actions.
+void hold_signals_first(int /*argc*/, char** /*argv*/, char** /*envp*/) { ddl::stop::hold_signals(); }
+[[gnu::section(".preinit_array"), gnu::used]] void (*g_hold_signals_first)(int, char**, char**) =
+    hold_signals_first;
 
 } // namespace
 
@@ -106,6 +119,9 @@ int main(int argc, char** argv) {
   }
   if (auto checked = ddl::cmd::check_leftover_words(app); !checked) {
     return usage_error(checked.error().message, args);
+  }
+  if (!ddl::cmd::loads_a_job(app)) {
+    ddl::stop::release_signals();
   }
   return selected ? selected() : 2;
 }

@@ -6,6 +6,7 @@
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
 #include "src/render/render.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::cmd {
 
@@ -55,9 +56,11 @@ Result<std::string> render_one(const RenderOptions& opts, const JobSpec& job, co
     return fail(rank.error());
   }
   if (format == "env") {
+    // One NAME=VALUE line each, the value quoted for a shell: eval or `.`
+    // gives it back byte for byte, newlines included.
     std::string out;
     for (const auto& [name, value] : rank_env(job, plan, *rank, ctx)) {
-      out += name + "=" + (name == "DDL_TOKEN" ? std::string(k_redacted) : value) + "\n";
+      out += name + "=" + shell_word(name == "DDL_TOKEN" ? std::string(k_redacted) : value) + "\n";
     }
     return out;
   }

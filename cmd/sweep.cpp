@@ -190,7 +190,7 @@ int print_dry_run(const SweepOptions& opts, const sweep::SweepConfig& config, co
     running += placed ? 1 : 0;
     auto command = sweep::substitute(config.command, trial, config.shell);
     std::string words;
-    for (const std::string& word : command) words += (words.empty() ? "" : " ") + shell_quote(word);
+    for (const std::string& word : command) words += (words.empty() ? "" : " ") + shell_word(word);
     const std::string hosts = placed ? sweep::host_spec(pool, *placed) : "queued";
     rows.push_back({std::to_string(index), sweep::describe(trial), hosts, words});
     list.push_back(Json{{"trial", index}, {"params", sweep::params_json(trial)},

@@ -21,12 +21,9 @@ std::string id_list(const std::vector<int>& ids) {
 
 // The argv as a shell would take it back, quoting only words that need it.
 std::string quoted(const std::vector<std::string>& argv) {
-  constexpr std::string_view k_plain =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,@%+-";
   std::string out;
   for (const std::string& word : argv) {
-    const bool plain = !word.empty() && word.find_first_not_of(k_plain) == std::string::npos;
-    out += (out.empty() ? "" : " ") + (plain ? word : shell_quote(word));
+    out += (out.empty() ? "" : " ") + shell_word(word);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "rendezvous/horovod_server.hpp"
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -10,6 +11,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -31,12 +33,21 @@ namespace {
 
 struct HttpConnection {
   Fd fd;
+  std::string peer;  // numeric address
   std::string in;
   std::string out;  // the response, once there is one
   std::size_t sent = 0;
   bool answering = false;
+  bool head_done = false;
+  Clock::time_point accepted;
   Clock::time_point deadline;
 };
+
+// Best effort, on a connection about to be closed.
+void send_now(int fd, const HttpResponse& response) {
+  std::string text = format_http_response(response);
+  [[maybe_unused]] auto sent = ::send(fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
 
 void answer(HttpConnection& conn, const HttpResponse& response) {
   conn.out = format_http_response(response);
@@ -55,10 +66,16 @@ struct HorovodServer::Impl {
   std::mutex mutex;  // store and stopping
   std::optional<HorovodStore> store;
   bool stopping = false;
-  std::vector<std::unique_ptr<HttpConnection>> connections;
+  std::vector<std::unique_ptr<HttpConnection>> connections;  // in the order accepted
+  std::map<std::string, int> per_peer;  // open connections per address
+  std::set<std::string> refused_said;   // addresses already warned about
 
   void run();
   void accept_all();
+  void refuse(int fd, const std::string& peer);
+  void make_room(const std::string& peer);
+  bool evict_oldest_of(const std::string& peer);
+  void forget(const HttpConnection& conn);
   // False when the connection is done with (to be closed).
   bool on_readable(HttpConnection& conn);
   bool on_writable(HttpConnection& conn);
@@ -92,6 +109,7 @@ void HorovodServer::stop() {
   [[maybe_unused]] auto written = ::write(impl_->wake.get(), &one, sizeof one);
   impl_->thread.join();
   impl_->connections.clear();
+  impl_->per_peer.clear();
   impl_->listener.reset();
 }
 
@@ -110,19 +128,64 @@ int HorovodServer::Impl::poll_timeout(Clock::time_point now) const {
 
 void HorovodServer::Impl::accept_all() {
   for (;;) {
-    int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage addr{};
+    socklen_t size = sizeof addr;
+    int fd = ::accept4(listener.get(), reinterpret_cast<sockaddr*>(&addr), &size, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a transient error: poll again
     auto conn = std::make_unique<HttpConnection>();
     conn->fd = Fd(fd);
-    conn->deadline = Clock::now() + options.request_timeout;
-    if (static_cast<int>(connections.size()) >= options.max_connections) {
-      // Over the cap: answered at once, best effort, and closed.
-      std::string busy = format_http_response({503, "too many connections\n"});
-      [[maybe_unused]] auto sent = ::send(fd, busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    conn->peer = net::peer_address(&addr);
+    if (!options.allowed_peers.empty() && !options.allowed_peers.contains(conn->peer)) {
+      refuse(fd, conn->peer);
       continue;
     }
+    make_room(conn->peer);
+    if (static_cast<int>(connections.size()) >= options.max_connections) {
+      send_now(fd, {503, "too many connections\n"});  // every one is being answered
+      continue;
+    }
+    conn->accepted = Clock::now();
+    conn->deadline = conn->accepted + options.header_timeout;
+    ++per_peer[conn->peer];
     connections.push_back(std::move(conn));
   }
+}
+
+void HorovodServer::Impl::refuse(int fd, const std::string& peer) {
+  send_now(fd, {403, "only the hosts of this job's ranks may use its rendezvous\n"});
+  if (refused_said.size() < 16 && refused_said.insert(peer).second) {
+    spdlog::warn("horovod rendezvous: refused a connection from {}: not the address of a host of this job's ranks",
+                 peer);
+  }
+}
+
+// Room for one more connection from `peer`: past max_per_address it costs
+// `peer` its oldest connection still sending a request, past max_connections
+// the address holding the most pays the same.
+void HorovodServer::Impl::make_room(const std::string& peer) {
+  if (per_peer[peer] >= options.max_per_address) {
+    evict_oldest_of(peer);
+    return;
+  }
+  if (static_cast<int>(connections.size()) >= options.max_connections) {
+    auto busiest = std::ranges::max_element(per_peer, {}, [](const auto& entry) { return entry.second; });
+    if (busiest != per_peer.end()) evict_oldest_of(busiest->first);
+  }
+}
+
+bool HorovodServer::Impl::evict_oldest_of(const std::string& peer) {
+  auto oldest = std::ranges::find_if(connections, [&](const auto& conn) { return conn->peer == peer && !conn->answering; });
+  if (oldest == connections.end()) return false;
+  spdlog::debug("horovod rendezvous: closed the oldest unfinished request from {} ({} connections open)", peer,
+                connections.size());
+  forget(**oldest);
+  connections.erase(oldest);
+  return true;
+}
+
+void HorovodServer::Impl::forget(const HttpConnection& conn) {
+  auto entry = per_peer.find(conn.peer);
+  if (entry != per_peer.end() && --entry->second <= 0) per_peer.erase(entry);
 }
 
 bool HorovodServer::Impl::on_readable(HttpConnection& conn) {
@@ -135,6 +198,10 @@ bool HorovodServer::Impl::on_readable(HttpConnection& conn) {
       return errno == EAGAIN || errno == EWOULDBLOCK;
     }
     conn.in.append(chunk.data(), static_cast<std::size_t>(got));
+    if (!conn.head_done && http_head_complete(conn.in)) {
+      conn.head_done = true;  // the body may take longer than the head
+      conn.deadline = conn.accepted + options.request_timeout;
+    }
     HttpParsed parsed = parse_http_request(conn.in, options.limits);
     if (parsed.end == HttpParse::refused) {
       answer(conn, {parsed.status, parsed.why + "\n"});
@@ -207,11 +274,28 @@ void HorovodServer::Impl::run() {
     }
     std::size_t kept = 0;
     for (std::size_t i = 0; i < connections.size(); ++i) {
-      if (keep[i]) connections[kept++] = std::move(connections[i]);
+      if (keep[i]) {
+        connections[kept++] = std::move(connections[i]);
+      } else {
+        forget(*connections[i]);
+      }
     }
     connections.resize(kept);
     if ((fds[1].revents & POLLIN) != 0) accept_all();
   }
+}
+
+std::set<std::string> horovod_peer_addresses(const Plan& plan) {
+  std::set<std::string> peers;
+  for (const Host& host : plan.hosts) {
+    if (net::is_this_machine(host.address)) {
+      peers.insert({"127.0.0.1", "::1"});
+      peers.merge(net::local_addresses());
+    } else {
+      peers.merge(net::addresses_of(host.address));
+    }
+  }
+  return peers;
 }
 
 } // namespace ddl::rendezvous

@@ -123,11 +123,14 @@ HttpParsed parse_http_request(std::string_view buffer, const HttpLimits& limits)
   return parsed;
 }
 
+bool http_head_complete(std::string_view buffer) { return find_head_end(buffer).has_value(); }
+
 std::string format_http_response(const HttpResponse& response) {
   std::string_view reason = "Error";
   switch (response.status) {
   case 200: reason = "OK"; break;
   case 400: reason = "Bad Request"; break;
+  case 403: reason = "Forbidden"; break;
   case 404: reason = "Not Found"; break;
   case 405: reason = "Method Not Allowed"; break;
   case 408: reason = "Request Timeout"; break;

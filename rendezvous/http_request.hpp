@@ -35,6 +35,8 @@ struct HttpParsed {
 
 // Parses the request at the start of `buffer` (all bytes read so far).
 HttpParsed parse_http_request(std::string_view buffer, const HttpLimits& limits);
+// Whether `buffer` holds the whole head (request line and headers).
+bool http_head_complete(std::string_view buffer);
 
 struct HttpResponse {
   int status = 200;

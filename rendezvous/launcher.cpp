@@ -8,6 +8,17 @@
 
 namespace ddl::rendezvous {
 
+namespace {
+
+// The most ranks on one host: each holds at most one request open at a time.
+int max_local_size(const Plan& plan) {
+  int most = 1;
+  for (const auto& slot : plan.ranks) most = std::max(most, slot.local_size);
+  return most;
+}
+
+} // namespace
+
 Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, const Plan& plan,
                                                             bool ranks_are_local, bool horovod_gloo,
                                                             const std::string& given_token,
@@ -32,7 +43,9 @@ Result<std::unique_ptr<JobRendezvous>> JobRendezvous::start(const JobSpec& job, 
     HorovodServerOptions horovod;
     horovod.bind_address = address->bind;
     horovod.scope_sizes = horovod_scope_sizes(plan);
+    horovod.allowed_peers = horovod_peer_addresses(plan);
     horovod.max_connections = std::min(plan.world_size * 3 + 64, 60000);
+    horovod.max_per_address = 2 * max_local_size(plan) + 16;
     auto port = rendezvous->horovod_.start(horovod);
     if (!port) return fail(port.error());
     rendezvous->horovod_address_ = address->advertise;

@@ -7,7 +7,7 @@
 set -euo pipefail
 mode=${1:-test}
 build_pkgs=(cmake ninja-build g++ pkg-config ccache libcli11-dev libtomlplusplus-dev
-  libfmt-dev libspdlog-dev libssh-dev libssl-dev nlohmann-json3-dev catch2 openmpi-bin libopenmpi-dev)
+  libfmt-dev libspdlog-dev libssh-dev libssl-dev libre2-dev nlohmann-json3-dev catch2 openmpi-bin libopenmpi-dev)
 test_pkgs=(clang libclang-rt-14-dev python3 python3-torch openssh-server openssh-client
   iproute2 iptables procps psmisc time groff man-db zsh fish bash-completion pdsh iperf3 hyperfine parallel
   slurmctld slurmd slurm-client munge)

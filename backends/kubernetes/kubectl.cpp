@@ -96,9 +96,8 @@ Result<void> label_pods(const KubernetesSection& k8s, LabelNeed need, PodScan& s
 
 std::vector<std::string> get_nodes_argv(const KubernetesSection& k8s, const std::vector<std::string>& nodes) {
   auto argv = kubectl_base(k8s);
-  argv.insert(argv.end(), {"get", "nodes"});
+  argv.insert(argv.end(), {"get", "nodes", "-o", "json", "--"});  // a node name is never an option
   argv.insert(argv.end(), nodes.begin(), nodes.end());
-  argv.insert(argv.end(), {"-o", "json"});
   return argv;
 }
 
@@ -120,6 +119,8 @@ std::vector<std::string> get_pods_argv(const KubernetesSection& k8s) {
 std::vector<std::string> exec_argv(const KubernetesSection& k8s, const std::string& pod,
                                    const std::vector<std::string>& remote_argv) {
   auto argv = kubectl_base(k8s);
+  // kubectl exec takes no "--" before the pod: scan_pods refuses a pod name
+  // that is not a valid host name (one that starts with '-' above all).
   argv.insert(argv.end(), {"exec", "-i", pod});
   if (!k8s.container.empty()) {
     argv.insert(argv.end(), {"-c", k8s.container});

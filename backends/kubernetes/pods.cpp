@@ -8,6 +8,8 @@
 
 #include "backends/kubernetes/json_fields.hpp"
 #include "backends/kubernetes/pods.hpp"
+#include "src/job/job.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::kubernetes {
 
@@ -159,6 +161,10 @@ Result<PodScan> scan_parsed(const json& list, const std::string& container, int 
     std::string name = text_at(member(pod, "metadata"), "name");
     if (name.empty()) {
       problems.push_back("a pod without metadata.name");
+      continue;
+    }
+    if (auto why = host_name_problem(name)) {  // it goes on kubectl's command line
+      problems.push_back(fmt::format("pod {}: not a name ddl passes to kubectl: {}", quote_input(name), *why));
       continue;
     }
     if (std::string why = unready_reason(pod); !why.empty()) {

@@ -128,7 +128,7 @@ std::string dry_run_text(std::span<const RankLaunch> launches, const std::string
   }
   std::string out = "mpirun command (values of -x NAME come from the environment, never the command line):\n";
   for (std::size_t i = 0; i < command->argv.size(); ++i) {
-    out += fmt::format("{}{}{}", i == 0 ? "  " : "    ", shell_quote(command->argv[i]),
+    out += fmt::format("{}{}{}", i == 0 ? "  " : "    ", shell_word(command->argv[i]),
                        i + 1 < command->argv.size() ? " \\\n" : "\n");
   }
   return out;

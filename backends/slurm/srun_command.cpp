@@ -116,7 +116,7 @@ std::string dry_run_text(std::span<const RankLaunch> launches, const SrunSetting
   }
   std::string out = "srun command (the environment carries every value, never the command line):\n";
   for (std::size_t i = 0; i < command->argv.size(); ++i) {
-    out += fmt::format("{}{}{}", i == 0 ? "  " : "    ", shell_quote(command->argv[i]),
+    out += fmt::format("{}{}{}", i == 0 ? "  " : "    ", shell_word(command->argv[i]),
                        i + 1 < command->argv.size() ? " \\\n" : "\n");
   }
   out += "SLURM_HOSTFILE (one host per rank):\n";

@@ -9,6 +9,8 @@
 
 #include "src/inventory/inventory.hpp"
 #include "src/inventory/run_captured.hpp"
+#include "src/util/duration.hpp"
+#include "src/util/log.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 
@@ -76,7 +78,13 @@ Result<Inventory> script_inventory(const std::string& script, Millis timeout, in
 }
 
 int local_gpu_count() {
-  auto run = run_captured({"nvidia-smi", "-L"}, Millis{10'000});
+  constexpr Millis k_probe_timeout{10'000};
+  auto run = run_captured({"nvidia-smi", "-L"}, k_probe_timeout);
+  if (run && run->timed_out) {  // the launch waited for it: say why
+    print_warning(fmt::format("localhost: nvidia-smi -L did not answer within {} (a hung GPU driver?); it was "
+                              "killed, and the GPUs are counted from /proc/driver/nvidia/gpus",
+                              format_duration(k_probe_timeout)));
+  }
   if (run && !run->timed_out && WIFEXITED(run->status) && WEXITSTATUS(run->status) == 0) {
     int count = 0;
     for (const auto& line : split(run->out, '\n')) {

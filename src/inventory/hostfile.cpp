@@ -150,7 +150,7 @@ std::variant<HostSpec, LineError> parse_line(std::string_view line) {
     }
   }
   if (auto why = host_name_problem(spec.name)) {
-    return LineError{fmt::format("bad host name '{}': {}", spec.name, *why)};
+    return LineError{fmt::format("bad host name {}: {}", quote_input(spec.name), *why)};
   }
   return spec;
 }

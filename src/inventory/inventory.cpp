@@ -7,6 +7,7 @@
 #include "src/inventory/inventory.hpp"
 #include "src/util/file.hpp"
 #include "src/util/signals.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl {
 
@@ -42,11 +43,11 @@ Result<Inventory> list_inventory(const JobSpec& job) {
   for (const auto& item : job.hosts.list) {
     auto specs = expand_hostlist(item);
     if (!specs) {
-      return fail(ExitCode::usage, fmt::format("hosts '{}': {}", item, specs.error().message));
+      return fail(ExitCode::usage, fmt::format("hosts {}: {}", quote_input(item), specs.error().message));
     }
     for (const auto& spec : *specs) {
       if (auto why = host_name_problem(spec.name)) {
-        return fail(ExitCode::usage, fmt::format("bad host name '{}': {}", spec.name, *why));
+        return fail(ExitCode::usage, fmt::format("bad host name {}: {}", quote_input(spec.name), *why));
       }
       Host host = host_from(spec, job.hosts.slots.value_or(1), "list");
       if (auto known = seen.find(spec.name); known != seen.end()) {

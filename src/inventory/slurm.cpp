@@ -109,7 +109,7 @@ Result<Inventory> slurm_inventory(const std::function<const char*(const char*)>&
   for (std::size_t i = 0; i < specs->size(); ++i) {
     const auto& spec = (*specs)[i];
     if (auto why = host_name_problem(spec.name)) {
-      return fail(ExitCode::usage, fmt::format("SLURM_JOB_NODELIST: bad host name '{}': {}", spec.name, *why));
+      return fail(ExitCode::usage, fmt::format("SLURM_JOB_NODELIST: bad host name {}: {}", quote_input(spec.name), *why));
     }
     Host host;
     host.name = spec.name;

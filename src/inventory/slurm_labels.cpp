@@ -44,7 +44,7 @@ std::string scontrol_failure(const inventory_detail::Captured& run) {
 
 // Each host's feature.F=true labels; the error says why not.
 Result<void> add_features(Inventory& hosts, const std::string& nodelist) {
-  auto run = inventory_detail::run_captured({"scontrol", "-o", "show", "node", nodelist}, k_scontrol_timeout);
+  auto run = inventory_detail::run_captured({"scontrol", "-o", "--", "show", "node", nodelist}, k_scontrol_timeout);
   if (!run) {
     return fail(run.error());
   }

@@ -19,15 +19,6 @@ Unexpected bad(std::string message) {
   return fail(ExitCode::usage, std::move(message));
 }
 
-std::string show(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    auto byte = static_cast<unsigned char>(c);
-    out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
-  }
-  return out + "'";
-}
-
 std::optional<long long> number(std::string_view digits) {
   if (digits.empty() || digits.size() > k_max_number_digits) {
     return std::nullopt;
@@ -39,7 +30,7 @@ std::optional<long long> number(std::string_view digits) {
 Result<std::vector<std::string>> expand_ranges(std::string_view ranges, std::string_view item) {
   std::vector<std::string> out;
   if (ranges.empty()) {
-    return bad(fmt::format("empty brackets in {}", show(item)));
+    return bad(fmt::format("empty brackets in {}", quote_input(item)));
   }
   for (const std::string& range : split(ranges, ',')) {
     std::size_t dash = range.find('-');
@@ -49,13 +40,13 @@ Result<std::vector<std::string>> expand_ranges(std::string_view ranges, std::str
     auto low = number(low_text);
     auto high = number(high_text);
     if (!low || !high) {
-      return bad(fmt::format("bad range {} in {}", show(range), show(item)));
+      return bad(fmt::format("bad range {} in {}", quote_input(range), quote_input(item)));
     }
     if (*high < *low) {
-      return bad(fmt::format("reversed range {} in {}", show(range), show(item)));
+      return bad(fmt::format("reversed range {} in {}", quote_input(range), quote_input(item)));
     }
     if (static_cast<std::size_t>(*high - *low) + out.size() >= k_max_hosts) {
-      return bad(fmt::format("{} expands to more than {} hosts", show(item), k_max_hosts));
+      return bad(fmt::format("{} expands to more than {} hosts", quote_input(item), k_max_hosts));
     }
     // A leading zero fixes the width: 01-10 -> 01..10.
     std::size_t width = low_text.size() > 1 && low_text[0] == '0' ? low_text.size() : 0;
@@ -81,21 +72,21 @@ Result<std::vector<std::string>> expand_name(std::string_view name, std::string_
       break;
     }
     if (name[open] == ']') {
-      return bad(fmt::format("']' without '[' in {}", show(item)));
+      return bad(fmt::format("']' without '[' in {}", quote_input(item)));
     }
     std::size_t close = name.find_first_of("[]", open + 1);
     if (close == std::string_view::npos) {
-      return bad(fmt::format("'[' without ']' in {}", show(item)));
+      return bad(fmt::format("'[' without ']' in {}", quote_input(item)));
     }
     if (name[close] == '[') {
-      return bad(fmt::format("nested '[' in {}", show(item)));
+      return bad(fmt::format("nested '[' in {}", quote_input(item)));
     }
     auto values = expand_ranges(name.substr(open + 1, close - open - 1), item);
     if (!values) {
       return fail(values.error());
     }
     if (names.size() * values->size() > k_max_hosts) {
-      return bad(fmt::format("{} expands to more than {} hosts", show(item), k_max_hosts));
+      return bad(fmt::format("{} expands to more than {} hosts", quote_input(item), k_max_hosts));
     }
     std::vector<std::string> product;
     product.reserve(names.size() * values->size());
@@ -113,10 +104,10 @@ Result<std::vector<std::string>> expand_name(std::string_view name, std::string_
 Result<std::optional<int>> parse_slots(std::string_view text, std::string_view item) {
   auto slots = number(text);
   if (!slots || *slots < 1) {
-    return bad(fmt::format("bad slot count {} in {}", show(text), show(item)));
+    return bad(fmt::format("bad slot count {} in {}", quote_input(text), quote_input(item)));
   }
   if (*slots > k_max_world_size) {
-    return bad(fmt::format("slot count {} in {} is above ddl's limit of {}", show(text), show(item),
+    return bad(fmt::format("slot count {} in {} is above ddl's limit of {}", quote_input(text), quote_input(item),
                            k_max_world_size));
   }
   return std::optional<int>(static_cast<int>(*slots));
@@ -127,14 +118,14 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
   if (item.starts_with('[')) {
     std::size_t close = item.find(']');
     if (close == item.npos) {
-      return bad(fmt::format("'[' without ']' in {}", show(item)));
+      return bad(fmt::format("'[' without ']' in {}", quote_input(item)));
     }
     std::string_view inside = item.substr(1, close - 1);
     if (inside.find(':') != item.npos) {
       std::string_view rest = item.substr(close + 1);
       HostSpec host{std::string(inside), std::nullopt, {}, {}};
       if (!rest.empty() && rest[0] != ':') {
-        return bad(fmt::format("unexpected {} after ']' in {}", show(rest), show(item)));
+        return bad(fmt::format("unexpected {} after ']' in {}", quote_input(rest), quote_input(item)));
       }
       if (!rest.empty()) {
         auto slots = parse_slots(rest.substr(1), item);
@@ -155,7 +146,7 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
     std::string_view address = item.substr(0, item.find('%'));
     if (address.find_first_not_of("0123456789abcdefABCDEF:.") != item.npos) {
       return bad(fmt::format("bad host {}: write an IPv6 address with slots as [ADDRESS]:SLOTS",
-                             show(item)));
+                             quote_input(item)));
     }
     return std::vector<HostSpec>{HostSpec{std::string(item), std::nullopt, {}, {}}};
   }
@@ -168,7 +159,7 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
     slots = *parsed;
   }
   if (pattern.empty()) {
-    return bad(fmt::format("empty host name in {}", show(item)));
+    return bad(fmt::format("empty host name in {}", quote_input(item)));
   }
   auto names = expand_name(pattern, item);
   if (!names) {
@@ -207,7 +198,7 @@ std::optional<std::string> user_problem(std::string_view user) {
 Result<std::string> split_login(std::string_view item, HostSpec& login) {
   if (std::size_t at = item.find('@'); at != item.npos) {
     if (auto problem = user_problem(item.substr(0, at))) {
-      return bad(fmt::format("{} in {}", *problem, show(item)));
+      return bad(fmt::format("{} in {}", *problem, quote_input(item)));
     }
     login.user = std::string(item.substr(0, at));
     item = item.substr(at + 1);
@@ -226,7 +217,7 @@ Result<std::string> split_login(std::string_view item, HostSpec& login) {
   }
   auto port = number(tail.substr(1, second - 1));
   if (!port || *port < 1 || *port > 65535) {
-    return bad(fmt::format("bad port {} in {}: 1 to 65535", show(tail.substr(1, second - 1)), show(item)));
+    return bad(fmt::format("bad port {} in {}: 1 to 65535", quote_input(tail.substr(1, second - 1)), quote_input(item)));
   }
   login.port = static_cast<int>(*port);
   return std::string(item.substr(0, name_end)) + std::string(tail.substr(second));
@@ -273,7 +264,7 @@ Result<std::vector<HostSpec>> expand_labelled_item(std::string_view item) {
       return expand_login_item(item);  // not a label: a host name with a space, refused as such
     }
     if (auto why = add_label(label, labels)) {
-      return bad(fmt::format("{} in {}", *why, show(item)));
+      return bad(fmt::format("{} in {}", *why, quote_input(item)));
     }
   }
   auto hosts = expand_login_item(item.substr(0, blank));
@@ -293,10 +284,10 @@ std::optional<std::string> add_label(std::string_view word, Labels& labels) {
   const std::string_view value = eq == std::string_view::npos ? std::string_view{} : word.substr(eq + 1);
   if (eq == std::string_view::npos || key.empty() || !std::ranges::all_of(key, is_label_char) ||
       !std::ranges::all_of(value, is_label_char)) {
-    return fmt::format("bad label {}: expected KEY=VALUE of letters, digits and . _ / -", show(word));
+    return fmt::format("bad label {}: expected KEY=VALUE of letters, digits and . _ / -", quote_input(word));
   }
   if (!labels.emplace(std::string(key), std::string(value)).second) {
-    return fmt::format("label {} given twice", show(key));
+    return fmt::format("label {} given twice", quote_input(key));
   }
   return std::nullopt;
 }
@@ -330,14 +321,14 @@ Result<std::vector<HostSpec>> expand_hostlist(std::string_view text) {
   std::vector<HostSpec> hosts;
   for (std::string_view item : items) {
     if (item.empty()) {
-      return bad(fmt::format("empty host in {}", show(text)));
+      return bad(fmt::format("empty host in {}", quote_input(text)));
     }
     auto expanded = expand_labelled_item(item);
     if (!expanded) {
       return fail(expanded.error());
     }
     if (hosts.size() + expanded->size() > k_max_hosts) {
-      return bad(fmt::format("{} expands to more than {} hosts", show(text), k_max_hosts));
+      return bad(fmt::format("{} expands to more than {} hosts", quote_input(text), k_max_hosts));
     }
     hosts.insert(hosts.end(), expanded->begin(), expanded->end());
   }

@@ -89,7 +89,7 @@ void read_slots(const Section& s, JobSpec& job) {
       job.hosts.slots_from_gpus = true;
     } else {
       s.diag().at(*value, fmt::format("hosts.slots: expected an integer or \"gpus\", got {}",
-                                      quote_text(text->get())));
+                                      quote_input(text->get())));
     }
     return;
   }
@@ -124,13 +124,13 @@ std::string errno_text(int error) { return std::generic_category().message(error
 std::optional<std::string> hostfile_problem(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    return fmt::format("cannot read {}: {}", quote_text(path), errno_text(errno));
+    return fmt::format("cannot read {}: {}", quote_input(path), errno_text(errno));
   }
   struct stat info {};
   bool is_dir = ::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode);
   ::close(fd);
   if (is_dir) {
-    return fmt::format("{} is a directory", quote_text(path));
+    return fmt::format("{} is a directory", quote_input(path));
   }
   return std::nullopt;
 }
@@ -138,13 +138,13 @@ std::optional<std::string> hostfile_problem(const std::string& path) {
 std::optional<std::string> script_problem(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
-    return fmt::format("cannot run {}: {}", quote_text(path), errno_text(errno));
+    return fmt::format("cannot run {}: {}", quote_input(path), errno_text(errno));
   }
   if (S_ISDIR(info.st_mode)) {
-    return fmt::format("{} is a directory", quote_text(path));
+    return fmt::format("{} is a directory", quote_input(path));
   }
   if (::access(path.c_str(), X_OK) != 0) {
-    return fmt::format("{} is not executable", quote_text(path));
+    return fmt::format("{} is not executable", quote_input(path));
   }
   return std::nullopt;
 }
@@ -226,13 +226,13 @@ void apply_filter_overrides(const Overrides& o, JobSpec& job, Diagnostics& diag)
 void apply_env_override(const std::string& assignment, JobSpec& job, Diagnostics& diag) {
   std::size_t equals = assignment.find('=');
   if (equals == std::string::npos) {
-    diag.option(fmt::format("--env: {} is not NAME=VALUE", quote_text(assignment)));
+    diag.option(fmt::format("--env: {} is not NAME=VALUE", quote_input(assignment)));
     return;
   }
   std::string name = assignment.substr(0, equals);
   if (!is_env_name(name)) {
     diag.option(fmt::format("--env: {} is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)",
-                            quote_text(name)));
+                            quote_input(name)));
     return;
   }
   std::string value = assignment.substr(equals + 1);

@@ -109,7 +109,7 @@ void apply_np_range(const std::string& text, JobSpec& job, Diagnostics& diag) {
   auto low = parse_int(text.substr(0, colon));
   auto high = colon == std::string::npos ? low : parse_int(text.substr(colon + 1));
   if (!low || !high) {
-    diag.option(fmt::format("--np: {} is not N or MIN:MAX", quote_text(text)));
+    diag.option(fmt::format("--np: {} is not N or MIN:MAX", quote_input(text)));
   } else if (*low < 1 || *high < 1) {
     diag.option("--np: must be at least 1");
   } else if (*high > k_max_world_size) {

@@ -43,20 +43,6 @@ std::string Diagnostics::text() const {
   return text;
 }
 
-std::string quote_text(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      out += fmt::format("\\x{:02x}", byte);
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
-}
-
 std::string_view type_phrase(toml::node_type type) {
   switch (type) {
   case toml::node_type::table: return "a table";
@@ -133,7 +119,7 @@ Section::Section(const toml::table* table, std::string name, Diagnostics& diag)
   for (auto&& [key, value] : *table_) {
     if (std::find(known.begin(), known.end(), key.str()) == known.end()) {
       diag_.at(position_of(key.source()),
-               fmt::format("unknown key {} in [{}]{}", quote_text(key.str()), name_,
+               fmt::format("unknown key {} in [{}]{}", quote_input(key.str()), name_,
                            unknown_key_hint(key.str(), name_)));
     }
   }
@@ -250,7 +236,7 @@ std::string range_message(long long min, long long max) {
 
 std::string duration_problem(std::string_view text) {
   return fmt::format("invalid duration {}; use a number and a unit: 500ms, 30s, 5m, 2h, 1h30m",
-                     quote_text(text));
+                     quote_input(text));
 }
 
 std::string choice_problem(std::string_view value, const std::vector<std::string>& choices) {
@@ -258,7 +244,7 @@ std::string choice_problem(std::string_view value, const std::vector<std::string
   for (const std::string& choice : choices) {
     list += (list.empty() ? "" : ", ") + choice;
   }
-  std::string message = fmt::format("{} is not one of {}", quote_text(value), list);
+  std::string message = fmt::format("{} is not one of {}", quote_input(value), list);
   std::string near = did_you_mean(value, choices);
   if (!near.empty()) {
     message += fmt::format("; did you mean '{}'?", near);
@@ -273,7 +259,7 @@ std::optional<std::string> host_spec_problem(std::string_view spec) {
   }
   for (const HostSpec& host : *hosts) {
     if (auto why = host_name_problem(host.name)) {
-      return fmt::format("bad host name {}: {}", quote_text(host.name), *why);
+      return fmt::format("bad host name {}: {}", quote_input(host.name), *why);
     }
   }
   return std::nullopt;

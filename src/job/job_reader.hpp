@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include "src/job/job.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::job_detail {
 
@@ -48,8 +49,6 @@ class Diagnostics {
   std::vector<Entry> entries_;
 };
 
-// 'text' in single quotes, with control bytes written as \xNN.
-std::string quote_text(std::string_view text);
 // "a string", "an integer", ... for "expected X, got Y".
 std::string_view type_phrase(toml::node_type type);
 

@@ -89,7 +89,7 @@ void read_env(const Section& job_section, JobSpec& job) {
     Position where = position_of(key.source());
     if (!is_env_name(name)) {
       diag.at(where, fmt::format("job.env: {} is not a valid variable name "
-                                 "([A-Za-z_][A-Za-z0-9_]*)", quote_text(name)));
+                                 "([A-Za-z_][A-Za-z0-9_]*)", quote_input(name)));
       continue;
     }
     std::optional<std::string> text = env_value(item);
@@ -149,7 +149,7 @@ void read_job(const Section& s, JobSpec& job, SourcePlaces& places) {
       job.env_pass.push_back(pattern);
     } else {
       s.diag().at(item, fmt::format("job.env_pass: {} is not a variable name or a NAME_* "
-                                    "pattern", quote_text(pattern)));
+                                    "pattern", quote_input(pattern)));
     }
   });
   if (s.node("frameworks") != nullptr) {
@@ -194,7 +194,7 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
     } else if (!known && value.is_table()) {
       std::string near = did_you_mean(key.str(), names);
       diag.at(position_of(key.source()),
-              fmt::format("unknown section {}{}", quote_text(key.str()),
+              fmt::format("unknown section {}{}", quote_input(key.str()),
                           near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
     } else if (!known) {
       std::string home;
@@ -205,7 +205,7 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
         }
       }
       diag.at(position_of(key.source()),
-              fmt::format("unknown top-level key {}{}", quote_text(key.str()),
+              fmt::format("unknown top-level key {}{}", quote_input(key.str()),
                           home.empty() ? "" : fmt::format("; it belongs in [{}]", home)));
     }
   }

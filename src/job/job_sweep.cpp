@@ -113,7 +113,7 @@ void read_range(const toml::table& table, const std::string& label, SweepParamet
   for (auto&& [key, value] : table) {
     if (std::ranges::find(keys, key.str()) == keys.end()) {
       std::string near = did_you_mean(key.str(), keys);
-      diag.at(position_of(key.source()), fmt::format("unknown key {} in {}{}", quote_text(key.str()), label,
+      diag.at(position_of(key.source()), fmt::format("unknown key {} in {}{}", quote_input(key.str()), label,
                                                      near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
     }
   }
@@ -144,13 +144,13 @@ void read_parameter(const toml::key& key, const toml::node& value, SweepSection&
   param.name = std::string(key.str());
   if (!is_env_name(param.name)) {
     diag.at(position_of(key.source()), fmt::format("sweep.parameters: {} is not a valid parameter name "
-                                                   "([A-Za-z_][A-Za-z0-9_]*)", quote_text(param.name)));
+                                                   "([A-Za-z_][A-Za-z0-9_]*)", quote_input(param.name)));
     return;
   }
   for (const SweepParameter& other : sweep.parameters) {
     if (param_env_name(other.name) == param_env_name(param.name)) {
-      diag.at(position_of(key.source()), fmt::format("sweep.parameters: {} and {} are both {}", quote_text(other.name),
-                                                     quote_text(param.name), param_env_name(param.name)));
+      diag.at(position_of(key.source()), fmt::format("sweep.parameters: {} and {} are both {}", quote_input(other.name),
+                                                     quote_input(param.name), param_env_name(param.name)));
       return;
     }
   }
@@ -182,7 +182,7 @@ void read_metric(const Section& s, SweepSection& sweep) {
   }
   if (!is_metric_name(out.name)) {
     s.diag().at(*metric.node("name"), fmt::format("sweep.metric.name: {} is not a metric name (letters, digits, "
-                                                  "_ - . /)", quote_text(out.name)));
+                                                  "_ - . /)", quote_input(out.name)));
     return;
   }
   std::string goal = "min";

@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: MIT
 // Reads [watchdog] and the stop keys of [job] (issue 17).
-#include <regex>
-
 #include <fmt/core.h>
 
 #include "src/job/job_reader.hpp"
+#include "src/util/pattern.hpp"
 #include "src/util/signal_names.hpp"
 
 namespace ddl::job_detail {
 
 namespace {
 
-// A regex longer than this is refused: std::regex compiles recursively.
+// A longer pattern is refused: what a user writes for a progress line is short.
 constexpr std::size_t k_max_progress_regex = 256;
 
 // A signal key: "SIGUSR1" or "USR1". False when absent or wrong (reported).
@@ -23,7 +22,7 @@ bool read_signal(const Section& s, std::string_view key, int& out) {
   auto signo = parse_catchable_signal(name);
   if (!signo) {
     s.diag().at(*s.node(key), fmt::format("{}: {} is not a signal a program can catch (e.g. \"SIGUSR1\")",
-                                          s.label(key), quote_text(name)));
+                                          s.label(key), quote_input(name)));
     return false;
   }
   out = *signo;
@@ -48,10 +47,9 @@ void read_progress(const Section& s, WatchdogSection& watchdog) {
                 fmt::format("watchdog.progress: longer than {} bytes", k_max_progress_regex));
     return;
   }
-  try {
-    std::regex compiled(text, std::regex::ECMAScript);
-  } catch (const std::regex_error& error) {
-    s.diag().at(*s.node("progress"), fmt::format("watchdog.progress: not a valid regex: {}", error.what()));
+  if (auto compiled = Pattern::compile(text); !compiled) {
+    s.diag().at(*s.node("progress"), fmt::format("watchdog.progress: not a valid RE2 regular expression: {}",
+                                                 compiled.error().message));
     return;
   }
   watchdog.progress = ProgressSource::regex;
@@ -66,7 +64,7 @@ void read_dump(const Section& s, WatchdogSection& watchdog) {
   auto signo = parse_catchable_signal(text);
   if (!signo) {
     s.diag().at(*s.node("dump"), fmt::format("watchdog.dump: {} is neither \"py-spy\" nor a signal name "
-                                             "such as \"SIGUSR1\"", quote_text(text)));
+                                             "such as \"SIGUSR1\"", quote_input(text)));
     return;
   }
   watchdog.dump_signal = *signo;

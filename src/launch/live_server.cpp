@@ -100,7 +100,7 @@ struct LiveServer::State {
 
   void serve();
   void accept_clients(std::vector<Client>& clients) const;
-  void handle_request(Client& client);
+  void handle_request(Client& client, std::size_t followers);
   std::string info_json();
   void answer_logs(Client& client, std::string_view rank_text, std::string_view follow_text);
   void answer_signal(Client& client, int signo);
@@ -325,13 +325,18 @@ void LiveServer::State::answer_signal(Client& client, int signo) {
   client.out = fmt::format("O {} forwarded to every running rank\n", signal_name(signo));
 }
 
-void LiveServer::State::handle_request(Client& client) {
+void LiveServer::State::handle_request(Client& client, std::size_t followers) {
   std::size_t newline = client.in.find('\n');
   std::vector<std::string> words = split(trim(std::string_view(client.in).substr(0, newline)), ' ');
   client.in.clear();
   const std::string verb = words.empty() ? "" : words[0];
   if (verb == "info" && words.size() == 1) {
     client.out = info_json();
+    client.closing = true;
+  } else if (verb == "logs" && words.size() == 3 && words[2] == "1" &&
+             followers >= static_cast<std::size_t>(k_max_followers)) {
+    client.out = fmt::format("X this job has {} followers (ddl logs -f) already; try again once one ends\n",
+                             k_max_followers);
     client.closing = true;
   } else if (verb == "logs" && words.size() == 3) {
     answer_logs(client, words[1], words[2]);
@@ -349,8 +354,18 @@ void LiveServer::State::handle_request(Client& client) {
   }
 }
 
+namespace {
+
+// Clients that follow a rank's lines: they stay as long as the job.
+std::size_t count_followers(const std::vector<Client>& clients) {
+  return static_cast<std::size_t>(
+      std::ranges::count_if(clients, [](const Client& c) { return c.kind == ClientKind::follow; }));
+}
+
+} // namespace
+
 void LiveServer::State::accept_clients(std::vector<Client>& clients) const {
-  while (clients.size() < static_cast<std::size_t>(k_max_clients)) {
+  while (clients.size() - count_followers(clients) < static_cast<std::size_t>(k_max_requests)) {
     int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       return;
@@ -423,7 +438,8 @@ void LiveServer::State::serve() {
     if (quit_deadline && (!pending || Clock::now() >= *quit_deadline)) {
       break;
     }
-    const bool room = clients.size() < static_cast<std::size_t>(k_max_clients) && !quit_deadline;
+    std::size_t followers = count_followers(clients);
+    const bool room = clients.size() - followers < static_cast<std::size_t>(k_max_requests) && !quit_deadline;
     std::vector<pollfd> fds{{wake_fd, POLLIN, 0}, {room ? listen_fd : -1, POLLIN, 0}};
     for (const Client& client : clients) {
       fds.push_back({client.fd, static_cast<short>(POLLIN | (client.out.empty() ? 0 : POLLOUT)), 0});
@@ -439,7 +455,8 @@ void LiveServer::State::serve() {
       const short events = fds[i + 2].revents;
       bool alive = (events & (POLLIN | POLLHUP | POLLERR)) == 0 || read_request(client);
       if (alive && client.kind == ClientKind::request && client.in.find('\n') != std::string::npos) {
-        handle_request(client);
+        handle_request(client, followers);
+        followers += client.kind == ClientKind::follow ? 1 : 0;
       }
       alive = alive && write_some(client);
       bool done = client.closing && client.out.empty();

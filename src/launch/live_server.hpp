@@ -25,8 +25,10 @@ struct LiveJobInfo {
 // A running job's control socket (DESIGN.md "Next capabilities": ddl ps,
 // logs, stop, signal): RUNTIME_DIR/PID.sock (runtime_dir()), served by one
 // thread of its own with poll (never a thread per client), at most
-// k_max_clients at once, each with a bounded buffer, so that no client can
-// block or grow the supervisor. Only this user's processes are answered
+// k_max_followers `logs -f` followers and, apart from them, k_max_requests
+// other clients at once (so that followers never lock out ps, stop or
+// signal), each with a bounded buffer, so that no client can block or grow
+// the supervisor. Only this user's processes are answered
 // (the folder is 0700, the socket 0600, and each peer's SO_PEERCRED uid is
 // checked). It keeps the last lines of each rank (a bounded ring) for
 // `ddl logs`, and follows new ones.
@@ -34,12 +36,14 @@ struct LiveJobInfo {
 // Requests, one line each; answers are lines too:
 //   info              -> one JSON object (LiveJobInfo, id, pid, state, attempt, started, age_s)
 //   logs RANK FOLLOW  -> "L RANK o|e n|p|c TEXT" per line (RANK -1: all),
-//                        "N note"; with FOLLOW 1 new lines until "E CODE" (the job ended)
+//                        "N note"; with FOLLOW 1 new lines until "E CODE" (the job ended),
+//                        or "X ..." when k_max_followers follow already
 //   stop              -> "O ..." then "E CODE" when the job has ended (SIGINT to ddl)
 //   signal N          -> "O ..." or "X why"
 class LiveServer {
 public:
-  static constexpr int k_max_clients = 32;
+  static constexpr int k_max_followers = 32;
+  static constexpr int k_max_requests = 32;
 
   // Listens in the runtime folder; an error (the folder is unsafe) means the
   // job runs without a control socket.

@@ -257,7 +257,7 @@ void Output::started(int rank, std::string_view host, long pid, int attempt) {
   write_out(to_json_text(started) + "\n");
 }
 
-void Output::line(int rank, Stream stream, std::string_view raw, LineEnd end) {
+std::string Output::line(int rank, Stream stream, std::string_view raw, LineEnd end) {
   std::string joined;
   {
     std::lock_guard lock(mutex_);
@@ -293,6 +293,7 @@ void Output::line(int rank, Stream stream, std::string_view raw, LineEnd end) {
   if (shows(rank) && !folded) {
     print_line(rank, stream, options_.json ? text : stamp + prefix_of(rank, end == LineEnd::partial) + text, end);
   }
+  return text;
 }
 
 // One rank line on ddl's stdout or stderr: an event, or the text as tagged.
@@ -416,8 +417,8 @@ void Output::summary(const JobSummary& summary) {
       done["signal"] = signal_name(summary.how.signal);
     }
     if (const auto& error = summary.rank_error) {
-      done["error"] = {{"message", error->message}, {"traceback", error->traceback},
-                       {"timestamp", error->timestamp}};
+      done["error"] = {{"message", redact(error->message, options_.secrets)},
+                       {"traceback", redact(error->traceback, options_.secrets)}, {"timestamp", error->timestamp}};
     }
   }
   if (summary.checkpointed) {
@@ -438,7 +439,7 @@ void Output::summary(const JobSummary& summary) {
   write_out(to_json_text(done) + "\n");
 }
 
-void Output::message(std::string_view text) { write_err(std::string(text)); }
+void Output::message(std::string_view text) { write_err(redact(text, options_.secrets)); }
 
 void Output::on_stdout_closed(std::function<void()> callback) { writer_.on_stdout_closed(std::move(callback)); }
 

@@ -92,14 +92,18 @@ public:
   void end_attempt();
 
   void started(int rank, std::string_view host, long pid, int attempt);
-  void line(int rank, Stream stream, std::string_view text, LineEnd end = LineEnd::newline);
+  // Returns the line as ddl has it (redacted; a piece cut at the line cap
+  // may hold back the start of a secret for the next piece): what the
+  // failure summary and the watchdog keep of it.
+  std::string line(int rank, Stream stream, std::string_view text, LineEnd end = LineEnd::newline);
   void exited(int rank, const RankExit& how);
   void restarting(int attempt, int max_restarts);
   // Elastic: `host` is left out from now on ("host_excluded" event, else a
   // line on stderr).
   void host_excluded(const LeftOutHost& host, int attempt);
   void summary(const JobSummary& summary);
-  // A message of ddl itself on stderr (already formatted, with its newline).
+  // A message of ddl itself on stderr (already formatted, with its newline);
+  // any secret in it (rank text it quotes) is redacted.
   void message(std::string_view text);
 
   // True once a write to stdout failed with EPIPE (the reader went away).

@@ -30,12 +30,12 @@ void Gang::output(int rank, Stream stream, std::string_view bytes) {
     progress_->bytes(rank);
   }
   state.lines[stream == Stream::out ? 0 : 1].feed(bytes, [&](std::string_view line, LineEnd end) {
-    output_.line(rank, stream, line, end);
+    const std::string shown = output_.line(rank, stream, line, end);  // redacted
     if (progress_ != nullptr) {
-      progress_->line(rank, line);
+      progress_->line(rank, shown);
     }
     if (stream == Stream::err) {
-      state.tail.add(line);
+      state.tail.add(shown);
     }
   });
 }
@@ -43,10 +43,7 @@ void Gang::output(int rank, Stream stream, std::string_view bytes) {
 void Gang::exited(int rank, const RankExit& how) {
   RankState& state = ranks_.at(static_cast<std::size_t>(rank));
   state.lines[0].finish([&](std::string_view line, LineEnd end) { output_.line(rank, Stream::out, line, end); });
-  state.lines[1].finish([&](std::string_view line, LineEnd end) {
-    output_.line(rank, Stream::err, line, end);
-    state.tail.add(line);
-  });
+  state.lines[1].finish([&](std::string_view line, LineEnd end) { state.tail.add(output_.line(rank, Stream::err, line, end)); });
   output_.exited(rank, how);
   // Wake under the lock: once the supervisor has taken the last exit it may
   // destroy the Gang, and a wake after the unlock would write to a closed fd.

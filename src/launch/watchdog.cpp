@@ -24,7 +24,9 @@ std::string plural(std::size_t count, std::string_view word) {
 ProgressBoard::ProgressBoard(int world_size, const WatchdogSection& watchdog)
     : source_(watchdog.progress), ranks_(static_cast<std::size_t>(std::max(world_size, 0))) {
   if (source_ == ProgressSource::regex) {
-    regex_.emplace(watchdog.progress_regex, std::regex::ECMAScript | std::regex::optimize);
+    if (auto compiled = Pattern::compile(watchdog.progress_regex)) {  // checked when the job was loaded
+      pattern_.emplace(std::move(*compiled));
+    }
   }
   begin_attempt();
 }
@@ -73,10 +75,7 @@ void ProgressBoard::line(int rank, std::string_view text) {
       evidence_at_ = now_rep();
     }
   }
-  if ((source_ == ProgressSource::regex &&
-       std::regex_search(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(
-                                                          std::min(text.size(), k_progress_match_bytes)),
-                         *regex_))) {
+  if (pattern_ && pattern_->found_in(text.substr(0, k_progress_match_bytes))) {
     progress(rank);
   }
 }

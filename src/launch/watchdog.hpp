@@ -14,21 +14,21 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "src/job/job.hpp"
 #include "src/render/launches.hpp"
+#include "src/util/pattern.hpp"
 
 namespace ddl {
 
 using WatchClock = std::chrono::steady_clock;
 
-// A progress regex is matched against the first this many bytes of a line
-// (std::regex recurses per character; a whole 64 KiB line could overflow a
-// thread's stack).
+// A progress pattern is matched against the first this many bytes of a line:
+// RE2 takes time linear in them, so each line costs the output thread at
+// most a few microseconds.
 inline constexpr std::size_t k_progress_match_bytes = 1024;
 // Evidence kept per rank once a dump was asked for.
 inline constexpr std::size_t k_max_evidence_lines = 400;
@@ -75,7 +75,7 @@ private:
   const Rank* at(int rank) const;
 
   ProgressSource source_;
-  std::optional<std::regex> regex_;
+  std::optional<Pattern> pattern_;
   std::vector<Rank> ranks_;
   std::atomic<bool> collecting_{false};
   std::atomic<WatchClock::rep> evidence_at_{0};

@@ -20,28 +20,6 @@ std::vector<std::string> command_argv(const JobSpec& job) {
   return job.command;
 }
 
-bool needs_quotes(std::string_view word) {
-  if (word.empty()) {
-    return true;
-  }
-  return std::ranges::any_of(word, [](char c) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    return !plain && std::string_view("_@%+=:,./-").find(c) == std::string_view::npos;
-  });
-}
-
-std::string shown_word(std::string_view word) {
-  return needs_quotes(word) ? shell_quote(word) : std::string(word);
-}
-
-void append_shown_word(std::string& out, std::string_view word) {
-  if (needs_quotes(word)) {
-    out += shell_quote(word);
-  } else {
-    out += word;
-  }
-}
-
 std::string shown_command(const JobSpec& job) {
   const auto argv = command_argv(job);
   if (argv.empty()) {
@@ -49,7 +27,7 @@ std::string shown_command(const JobSpec& job) {
   }
   std::string out;
   for (const auto& word : argv) {
-    out += (out.empty() ? "" : " ") + shown_word(word);
+    out += (out.empty() ? "" : " ") + shell_word(word);
   }
   return out;
 }
@@ -117,7 +95,7 @@ void append_env_block(std::string& out, int rank, std::string_view host, const E
     out += "  ";
     out += name;
     out += '=';
-    append_shown_word(out, value);
+    out += shell_word(value);
     out += '\n';
   }
 }
@@ -155,13 +133,13 @@ std::string placement_text(const JobSpec& job, const Plan& plan) {
 void write_plan_table(const JobSpec& job, const Plan& plan, const LaunchContext& ctx,
                       const std::function<void(std::string_view)>& write) {
   std::string out = fmt::format(
-      "job {}: {} rank{} on {} host{}, backend {}, frameworks {}\n", job.name, plan.world_size,
+      "job {}: {} rank{} on {} host{}, backend {}, frameworks {}\n", escape_control(job.name), plan.world_size,
       plan.world_size == 1 ? "" : "s", plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s",
       ctx.backend.empty() ? std::string(to_string(job.launch.backend)) : ctx.backend,
       frameworks_text(job));
   out += "command: " + shown_command(job) + "\n";
   if (!job.workdir.empty()) {
-    out += "workdir: " + job.workdir + "\n";
+    out += "workdir: " + escape_control(job.workdir) + "\n";
   }
   if (!job.env_pass.empty()) {
     std::string names;

@@ -4,15 +4,18 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <utility>
 
 #include <fmt/core.h>
 
-#include "src/util/process.hpp"
 #include "src/launch/output.hpp"
+#include "src/util/log.hpp"
+#include "src/util/process.hpp"
 
 namespace ddl::sweep {
 
@@ -30,13 +33,62 @@ Journal& Journal::operator=(Journal&& other) noexcept {
 
 Journal::~Journal() { close_fd(fd_); }
 
+namespace {
+
+// The whole file behind `fd`, from its start.
+Result<std::string> read_all(int fd, const std::string& path) {
+  std::string text;
+  char chunk[65536];
+  for (off_t at = 0;;) {
+    ssize_t got = ::pread(fd, chunk, sizeof chunk, at);
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0) {
+      return fail(ExitCode::launch, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    }
+    if (got == 0) {
+      return text;
+    }
+    text.append(chunk, static_cast<std::size_t>(got));
+    at += got;
+  }
+}
+
+// A crash mid-append leaves a last line without its newline: cut it off (and
+// say so) before anything is appended, which would glue the next record to it.
+Result<void> drop_torn_tail(int fd, const std::string& path) {
+  auto text = read_all(fd, path);
+  if (!text) {
+    return fail(text.error());
+  }
+  if (text->empty() || text->back() == '\n') {
+    return {};
+  }
+  const std::size_t whole = text->rfind('\n') == std::string::npos ? 0 : text->rfind('\n') + 1;
+  if (::ftruncate(fd, static_cast<off_t>(whole)) != 0) {
+    return fail(ExitCode::launch, fmt::format("cannot cut the torn last line of {}: {}", path, std::strerror(errno)));
+  }
+  const auto line = std::count(text->begin(), text->end(), '\n') + 1;
+  print_warning(fmt::format("{}:{}: dropped the torn last line ({} bytes without a newline; a crash cut it)", path,
+                            line, text->size() - whole));
+  return {};
+}
+
+} // namespace
+
 Result<Journal> Journal::open(const std::string& dir, bool create) {
   Journal journal;
   journal.path_ = dir + "/" + k_journal_name;
-  const int flags = O_WRONLY | O_APPEND | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
+  const int flags = (create ? O_WRONLY | O_CREAT | O_EXCL : O_RDWR) | O_APPEND | O_CLOEXEC;
   journal.fd_ = ::open(journal.path_.c_str(), flags, 0644);
   if (journal.fd_ < 0) {
     return fail(ExitCode::launch, fmt::format("cannot open {}: {}", journal.path_, std::strerror(errno)));
+  }
+  if (!create) {
+    if (auto dropped = drop_torn_tail(journal.fd_, journal.path_); !dropped) {
+      return fail(dropped.error());
+    }
   }
   return journal;
 }
@@ -67,16 +119,17 @@ Result<JournalState> read_journal(const std::string& dir) {
   if (!in) {
     return fail(ExitCode::usage, fmt::format("{}: no sweep journal there ({})", dir, std::strerror(errno)));
   }
+  std::stringstream whole;
+  whole << in.rdbuf();
+  const std::string text = whole.str();
   JournalState state;
-  std::string line;
   int number = 0;
-  while (std::getline(in, line)) {
+  // Whole lines only: a last line without its newline was torn by a crash.
+  for (std::size_t start = 0, end = text.find('\n'); end != std::string::npos;
+       start = end + 1, end = text.find('\n', start)) {
     ++number;
-    Json record = Json::parse(line, nullptr, false);
+    Json record = Json::parse(std::string_view(text).substr(start, end - start), nullptr, false);
     if (!record.is_object() || !record.contains("event")) {
-      if (in.peek() == std::char_traits<char>::eof()) {
-        break;  // torn by a crash mid-write
-      }
       return fail(ExitCode::usage, fmt::format("{}:{}: not a journal record", path, number));
     }
     const std::string event = record.value("event", "");

@@ -26,6 +26,8 @@ public:
   ~Journal();
 
   // Opens DIR/journal.jsonl to append; `create`: it must not exist yet.
+  // Else (--resume) a torn last line (no newline: a crash mid-write) is cut
+  // off first, with a warning, so that what is appended stays whole.
   static Result<Journal> open(const std::string& dir, bool create);
   // One record (a JSON object; "time" is added), written and fsync'ed.
   Result<void> append(Json record);
@@ -41,8 +43,8 @@ struct JournalState {
   std::map<int, Json> finished;        // per trial whose last attempt was final: that record
 };
 
-// Reads DIR/journal.jsonl. A torn last line (a crash mid-write) is ignored;
-// any other bad line is an error (ExitCode::usage) naming it.
+// Reads DIR/journal.jsonl. A torn last line (no newline: a crash mid-write)
+// is ignored; any other bad line is an error (ExitCode::usage) naming it.
 Result<JournalState> read_journal(const std::string& dir);
 
 } // namespace ddl::sweep

@@ -112,6 +112,14 @@ bool is_loopback(const std::string& host);
 // addresses are loopback (127.0.0.0/8, ::1) or this machine's interfaces'.
 // A name that does not resolve is not this machine.
 bool is_this_machine(const std::string& host);
+// The numeric addresses `host` ("[v6]" allowed) resolves to; none when it
+// does not resolve.
+std::set<std::string> addresses_of(const std::string& host);
+// Every address of this machine's interfaces, loopback included, numeric.
+std::set<std::string> local_addresses();
+// The numeric address of an accepted peer (`addr` a sockaddr_storage); an
+// IPv4-mapped IPv6 address as its IPv4 form; "" for other families.
+std::string peer_address(const void* addr);
 
 // "host:port" or "[v6addr]:port" -> host and port.
 struct Endpoint {

@@ -7,10 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <set>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "src/util/net.hpp"
 
@@ -82,32 +85,66 @@ bool is_own_name(std::string_view host) {
   return wanted == own || wanted == own.substr(0, own.find('.'));
 }
 
-} // namespace
+std::string unbracketed(const std::string& host) {
+  return host.size() >= 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
+}
 
-bool is_this_machine(const std::string& host) {
-  std::string bare = host;
-  if (bare.size() >= 2 && bare.front() == '[' && bare.back() == ']') {
-    bare = bare.substr(1, bare.size() - 2);
-  }
-  if (to_lower(bare) == "localhost" || is_own_name(bare)) {
-    return true;
-  }
+// Every address `host` resolves to (empty when it does not), with whether
+// each is loopback.
+std::vector<std::pair<std::string, bool>> resolved(const std::string& host) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* list = nullptr;
-  if (::getaddrinfo(bare.c_str(), nullptr, &hints, &list) != 0 || list == nullptr) {
+  std::vector<std::pair<std::string, bool>> out;
+  if (::getaddrinfo(unbracketed(host).c_str(), nullptr, &hints, &list) != 0 || list == nullptr) {
+    return out;
+  }
+  for (const addrinfo* entry = list; entry != nullptr; entry = entry->ai_next) {
+    out.emplace_back(numeric(entry->ai_addr), is_loopback_address(entry->ai_addr));
+  }
+  ::freeaddrinfo(list);
+  return out;
+}
+
+} // namespace
+
+bool is_this_machine(const std::string& host) {
+  const std::string bare = unbracketed(host);
+  if (to_lower(bare) == "localhost" || is_own_name(bare)) {
+    return true;
+  }
+  const auto addresses = resolved(bare);
+  if (addresses.empty()) {
     return false;  // unresolved here: certainly not a name of this machine
   }
   const auto own = interface_addresses();
-  bool all_own = true;
-  for (const addrinfo* entry = list; entry != nullptr; entry = entry->ai_next) {
-    if (!is_loopback_address(entry->ai_addr) && !own.contains(numeric(entry->ai_addr))) {
-      all_own = false;
+  return std::ranges::all_of(addresses,
+                             [&](const auto& address) { return address.second || own.contains(address.first); });
+}
+
+std::set<std::string> addresses_of(const std::string& host) {
+  std::set<std::string> out;
+  for (const auto& address : resolved(host)) {
+    out.insert(address.first);
+  }
+  return out;
+}
+
+std::set<std::string> local_addresses() { return interface_addresses(); }
+
+std::string peer_address(const void* addr) {
+  const auto* peer = static_cast<const sockaddr*>(addr);
+  if (peer->sa_family == AF_INET6) {
+    const auto& v6 = static_cast<const sockaddr_in6*>(addr)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&v6)) {
+      sockaddr_in v4{};
+      v4.sin_family = AF_INET;
+      std::memcpy(&v4.sin_addr, &v6.s6_addr[12], 4);
+      return numeric(reinterpret_cast<const sockaddr*>(&v4));
     }
   }
-  ::freeaddrinfo(list);
-  return all_own;
+  return numeric(peer);
 }
 
 } // namespace ddl::net

@@ -90,13 +90,13 @@ Result<int> listen_unix(const std::string& path) {
   return fd;
 }
 
-Result<int> connect_unix(const std::string& path) {
+Result<std::optional<int>> try_connect_unix(const std::string& path) {
   sockaddr_un address{};
   if (!fill_address(path, address)) {
     errno = ENAMETOOLONG;
     return fail(ExitCode::launch, fmt::format("{}: the path is too long for a unix socket", path));
   }
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return fail(ExitCode::launch, fmt::format("socket: {}", std::strerror(errno)));
   }
@@ -104,8 +104,12 @@ Result<int> connect_unix(const std::string& path) {
     int saved = errno;
     ::close(fd);
     errno = saved;
+    if (saved == EAGAIN) {
+      return std::optional<int>();  // the backlog is full
+    }
     return fail(ExitCode::launch, fmt::format("cannot connect to {}: {}", path, std::strerror(saved)));
   }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   auto uid = peer_uid(fd);
   if (!uid || *uid != ::geteuid()) {
     ::close(fd);
@@ -113,7 +117,7 @@ Result<int> connect_unix(const std::string& path) {
     return fail(ExitCode::launch, fmt::format("{} is served by uid {}, not by you; not used", path,
                                               uid ? std::to_string(*uid) : "unknown"));
   }
-  return fd;
+  return std::optional<int>(fd);
 }
 
 std::optional<uid_t> peer_uid(int fd) {

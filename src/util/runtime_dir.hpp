@@ -23,10 +23,13 @@ std::string runtime_dir_path();
 // A unix stream socket listening at `path` (a stale one there is replaced),
 // mode 0600, non-blocking, close-on-exec.
 Result<int> listen_unix(const std::string& path);
-// A blocking connection to `path`; refused (ExitCode::launch) when the
-// process that listens is not this user (SO_PEERCRED). errno is kept
-// (ECONNREFUSED, ENOENT: nobody listens there).
-Result<int> connect_unix(const std::string& path);
+// One attempt to connect to `path` that never blocks: the connected socket
+// (blocking, close-on-exec), or nullopt when the listener's backlog is full
+// (its process is stopped or busy: try again later). Refused
+// (ExitCode::launch) when it cannot connect (errno kept: ECONNREFUSED,
+// ENOENT: nobody listens there) or the process that listens is not this
+// user (SO_PEERCRED).
+Result<std::optional<int>> try_connect_unix(const std::string& path);
 // The user id of the process at the other end of unix socket `fd`.
 std::optional<uid_t> peer_uid(int fd);
 

@@ -149,12 +149,36 @@ const char* signal_name(int signo) {
 
 } // namespace
 
+namespace {
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int signo : k_forwarded) {
+    sigaddset(&set, signo);
+  }
+  return set;
+}
+
+} // namespace
+
+void hold_signals() {
+  sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+void release_signals() {
+  sigset_t set = stop_signals();
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
 Result<void> arm() {
   if (auto installed = SignalPipe::install(); !installed) {
     return installed;
   }
   Clock::rep zero = 0;
   g_armed_at.compare_exchange_strong(zero, Clock::now().time_since_epoch().count());
+  release_signals();
   return {};
 }
 

@@ -52,7 +52,15 @@ namespace stop {
 
 using Clock = std::chrono::steady_clock;
 
-// Installs SignalPipe and starts the job clock. Idempotent.
+// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread: main() does it
+// first thing, before any thread starts, so that one that comes before
+// arm() waits (pending) instead of being lost or killing ddl half-way.
+void hold_signals();
+// Unblocks them: the command does not arm (their default actions apply),
+// or arm() has installed the handlers.
+void release_signals();
+// Installs SignalPipe, starts the job clock, then release_signals(): a
+// signal held since the start reaches the handler now. Idempotent.
 Result<void> arm();
 // The whole job's deadline: `timeout` after arm(); nullopt clears it.
 void set_timeout(std::optional<Millis> timeout);

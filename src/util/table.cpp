@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "src/util/text.hpp"
+
 namespace ddl {
 
 namespace {
@@ -20,7 +22,13 @@ std::vector<std::size_t> column_widths(const std::vector<TableRow>& rows) {
 
 } // namespace
 
-std::string align_columns(const std::vector<TableRow>& rows) {
+std::string align_columns(const std::vector<TableRow>& given) {
+  std::vector<TableRow> rows = given;
+  for (auto& row : rows) {
+    for (auto& cell : row) {
+      cell = escape_control(cell);
+    }
+  }
   const auto widths = column_widths(rows);
   std::string out;
   for (const auto& row : rows) {

@@ -91,7 +91,105 @@ std::string last_lines(std::string_view text, std::size_t count) {
   for (std::size_t n = 0; n < count && at != std::string_view::npos && at > 0; ++n) {
     at = text.rfind('\n', at - 1);
   }
-  return std::string(trim(at == std::string_view::npos ? text : text.substr(at)));
+  std::string out;
+  for (const std::string& line : split(trim(at == std::string_view::npos ? text : text.substr(at)), '\n')) {
+    out += (out.empty() ? "" : "\n") + clip(line);
+  }
+  return out;
+}
+
+namespace {
+
+bool is_control(char c) {
+  auto byte = static_cast<unsigned char>(c);
+  return byte < 0x20 || byte == 0x7f;
+}
+
+std::string hex_escape(char c) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  auto byte = static_cast<unsigned char>(c);
+  return {'\\', 'x', k_hex[byte >> 4], k_hex[byte & 15]};
+}
+
+// The first `max` bytes of `text`, shortened so that no UTF-8 character is cut.
+std::string_view utf8_head(std::string_view text, std::size_t max) {
+  std::size_t size = std::min(max, text.size());
+  while (size > 0 && size < text.size() && (static_cast<unsigned char>(text[size]) & 0xC0) == 0x80) {
+    --size;
+  }
+  return text.substr(0, size);
+}
+
+std::string length_note(std::size_t size) { return " (" + std::to_string(size) + " bytes)"; }
+
+} // namespace
+
+std::string clip(std::string_view text, std::size_t max) {
+  if (text.size() <= max) {
+    return std::string(text);
+  }
+  return std::string(utf8_head(text, max)) + "…" + length_note(text.size());
+}
+
+std::string quote_input(std::string_view text, std::size_t max) {
+  std::string out = "'";
+  for (char c : utf8_head(text, max)) {
+    out += is_control(c) ? hex_escape(c) : std::string(1, c);
+  }
+  return text.size() <= max ? out + "'" : out + "…'" + length_note(text.size());
+}
+
+namespace {
+
+// The escape of one control byte: \n, \t, \r, \e or \xNN.
+std::string control_escape(char c) {
+  switch (c) {
+  case '\n': return "\\n";
+  case '\t': return "\\t";
+  case '\r': return "\\r";
+  case '\x1b': return "\\e";
+  default: return hex_escape(c);
+  }
+}
+
+bool plain_word(std::string_view word) {
+  return !word.empty() && std::ranges::all_of(word, [](char c) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    return alnum || std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+  });
+}
+
+} // namespace
+
+std::string escape_control(std::string_view text) {
+  if (std::ranges::none_of(text, is_control)) {
+    return std::string(text);
+  }
+  std::string out;
+  for (char c : text) {
+    out += is_control(c) ? control_escape(c) : std::string(1, c);
+  }
+  return out;
+}
+
+std::string shell_word(std::string_view word) {
+  if (plain_word(word)) {
+    return std::string(word);
+  }
+  if (std::ranges::none_of(word, is_control)) {
+    return shell_quote(word);
+  }
+  std::string out = "$'";
+  for (char c : word) {
+    if (is_control(c)) {
+      out += control_escape(c);
+    } else if (c == '\'' || c == '\\') {
+      out += {'\\', c};
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
 }
 
 } // namespace ddl

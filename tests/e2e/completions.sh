@@ -9,10 +9,10 @@ cmp "$t/out" "$dir/ddl.bash" || fail "ddl completions bash differs from completi
 bash -n "$t/out" || fail "bash cannot parse the bash completion"
 expect_exit 0 "$DDL" completions zsh
 cmp "$t/out" "$dir/_ddl" || fail "ddl completions zsh differs from completions/_ddl"
-if command -v zsh >/dev/null; then zsh -n "$t/out" || fail "zsh cannot parse _ddl"; fi
+if have zsh zsh; then zsh -n "$t/out" || fail "zsh cannot parse _ddl"; fi
 expect_exit 0 "$DDL" completions fish
 cmp "$t/out" "$dir/ddl.fish" || fail "ddl completions fish differs from completions/ddl.fish"
-if command -v fish >/dev/null; then fish -n "$t/out" || fail "fish cannot parse ddl.fish"; fi
+if have fish fish; then fish -n "$t/out" || fail "fish cannot parse ddl.fish"; fi
 
 expect_exit 2 "$DDL" completions tcsh
 expect_contains "$t/err" "tcsh"
@@ -45,7 +45,7 @@ EOS
     grep -qF -- "$word" "$t/zsh-out" || { cat -v "$t/zsh-out"; fail "zsh: '$line<TAB>' lacks $word"; }
   done
 }
-if command -v zsh >/dev/null && zsh -fc 'zmodload zsh/zpty' 2>/dev/null; then
+if have zsh zsh && zsh -fc 'zmodload zsh/zpty' 2>/dev/null; then
   zsh_shows 'ddl ' bench completions heartbeat hosts init logs ps render run signal stop sweep
   zsh_shows 'ddl run --back' --backend= auto kubernetes local mpirun slurm ssh
   zsh_shows 'ddl bench allreduce -d ' bfloat16 double float half int32

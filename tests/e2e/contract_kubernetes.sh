@@ -6,7 +6,6 @@
 # machine, as the kubelet would in the pod). Its log is checked after every
 # case: one `exec` per rank, into the pod the plan gives it.
 source "$(dirname "$0")/common.inc"
-"$DDL" run --help 2>&1 | grep -q "not implemented" && skip "ddl run is not implemented yet"
 source "$(dirname "$0")/backend_contract.inc"
 export FAKE_KUBECTL_PODS="$DDL_SOURCE_DIR/tests/fixtures/kubernetes/ready.json"
 export FAKE_KUBECTL_LOG="$t/kubectl.log"

@@ -13,9 +13,12 @@ subcommands_of() {
   "$DDL" "$@" --help | awk '/^Subcommands:/ { s = 1; next } /^[^ ]/ { s = 0 } s && NF { print $1 }'
 }
 options_of() {
-  "$DDL" "$@" --help | awk '/^[A-Za-z].*:$/ { section = $0; next }
-    section != "Subcommands:" && section != "Positionals:" && /^ +-/ { print $1 }' |
-    tr ',' '\n' | grep -E '^-' | sed 's/=.*//' || true
+  local help
+  help=$("$DDL" "$@" --help) || fail "ddl $* --help exited $?"
+  [[ -n $help ]] || fail "ddl $* --help printed nothing"
+  awk '/^[A-Za-z].*:$/ { section = $0; next }
+    section != "Subcommands:" && section != "Positionals:" && /^ +-/ { print $1 }' <<<"$help" |
+    tr ',' '\n' | { grep -E '^-' || true; } | sed 's/=.*//'
 }
 
 # The man page as text, "\-" as "-", fonts dropped; one command's part of it.
@@ -38,13 +41,14 @@ bash_complete() {
     printf "%s\n" "${COMPREPLY[@]}"' "$comp/ddl.bash" "$@"
 }
 have_fish=0
-command -v fish >/dev/null && have_fish=1
+if have fish fish; then have_fish=1; fi
 fish_complete() { fish -c "source $comp/ddl.fish; complete -C '$*'" | cut -f1; }
 zsh_function() { awk -v f="_ddl_$1() {" '$0 == f { on = 1 } on { print } on && /^}/ { exit }' "$comp/_ddl"; }
 
 check_command() {
   local path=$1 top=${1%% *} opt
-  local man_text bash_opts fish_opts zsh_text
+  local man_text bash_opts fish_opts zsh_text options
+  options=$(options_of $path)  # a failing --help ends the test here
   man_text=$(man_section "$path")
   # A command whose nested commands are documented (bench allreduce) counts too.
   [[ -n $man_text ]] || grep -qF ".\\\" ==== COMMAND: $path " <<<"$plain_man" ||
@@ -55,7 +59,7 @@ check_command() {
   zsh_text=$(zsh_function "$top")
   [[ $top == run || $top == sweep || $top == hosts || $top == bench || $top == render ]] &&
     zsh_text+=$'\n'$(awk '/^_ddl_common_args=\(/ { on = 1 } on { print } on && /^\)/ { exit }' "$comp/_ddl")
-  for opt in $(options_of $path); do
+  for opt in $options; do
     if ! has_word "$man_text" "$opt"; then
       problems+=("man/ddl.1: 'ddl $path' lacks $opt")
     fi

@@ -27,7 +27,7 @@ for want in "HOROVOD_GLOO_RENDEZVOUS_ADDR='<rendezvous-address>'" "HOROVOD_GLOO_
 done
 expect_not_contains "$t/out" "HOROVOD_CPU_OPERATIONS=gloo"
 # Under mpirun the ranks are one MPI world: no gloo rendezvous.
-if command -v mpirun >/dev/null; then
+if have mpirun openmpi-bin; then
   expect_exit 0 "$DDL" run "$t/job.toml" --np 2 --backend mpirun --dry-run
   expect_not_contains "$t/out" "HOROVOD_CONTROLLER"
   expect_not_contains "$t/out" "HOROVOD_GLOO_RENDEZVOUS"

@@ -3,10 +3,6 @@
 # FILE:LINE:COL: message (options as OPTION: message), and exits 2.
 source "$(dirname "$0")/common.inc"
 
-if ! "$DDL" render --help 2>&1 | grep -qF -- "--format"; then
-  skip "ddl render does not load job files yet"
-fi
-
 expect_exit 2 "$DDL" render "$t/none.toml" --format plan
 expect_contains "$t/err" "$t/none.toml: cannot read job file: No such file or directory"
 

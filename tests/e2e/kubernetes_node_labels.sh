@@ -32,7 +32,7 @@ assert hosts["trainer-2"]["labels"]["node.kubernetes.io/instance-type"] == "p3dn
 assert hosts["trainer-10"]["labels"]["kubernetes.io/hostname"] == "gpu-node-3", hosts
 PY
 [[ $(grep -c "get nodes" "$t/kubectl.log") == 1 ]] || { cat "$t/kubectl.log"; fail "not one kubectl get nodes"; }
-expect_contains "$t/kubectl.log" "get nodes gpu-node-1 gpu-node-2 gpu-node-3 -o json"
+expect_contains "$t/kubectl.log" "get nodes -o json -- gpu-node-1 gpu-node-2 gpu-node-3"
 
 # A constraint on a node label: only the pods in that zone get ranks, and
 # ddl hosts says why the other is left out.

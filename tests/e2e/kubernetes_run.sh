@@ -5,7 +5,6 @@
 # ddl. kubectl is the test double tests/fakes/kubectl, which runs the exec'd
 # command on this machine as the kubelet would in the pod.
 source "$DDL_SOURCE_DIR/tests/e2e/common.inc"
-"$DDL" run --help 2>&1 | grep -q "not implemented" && skip "ddl run is not implemented yet"
 export FAKE_KUBECTL_PODS="$DDL_SOURCE_DIR/tests/fixtures/kubernetes/ready.json"
 export FAKE_KUBECTL_LOG="$t/kubectl.log"
 cat >"$t/job.toml" <<TOML

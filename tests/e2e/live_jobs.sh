@@ -8,16 +8,6 @@ export XDG_RUNTIME_DIR=$t/xdg  # this test's own folder, whoever else runs ddl h
 mkdir -m 0700 "$XDG_RUNTIME_DIR"
 rundir=$XDG_RUNTIME_DIR/ddl
 
-# wait_for PATTERN CMD...: until CMD's stdout matches (10 s at most).
-wait_for() {
-  local pattern=$1 i; shift
-  for ((i = 0; i < 100; i++)); do
-    "$@" 2>/dev/null | grep -qE -- "$pattern" && return 0
-    sleep 0.1
-  done
-  fail "never saw '$pattern' from: $*"
-}
-
 cat >"$t/tick.sh" <<EOF2
 trap 'echo "got USR1 \$DDL_RANK"' USR1
 i=0
@@ -121,5 +111,8 @@ print(s.recv(4096).decode().strip())"
   chmod 0700 "$t" "$XDG_RUNTIME_DIR" "$rundir"
   expect_exit 0 "$DDL" stop "$third"
   wait "$third" || true
+else
+  echo "SKIP (part of this test): another user's view needs root, user nobody and runuser" >&2
+  [[ ${CI:-} == true ]] && fail "under CI this test runs as root with user nobody and runuser"
 fi
 expect_none_left 3

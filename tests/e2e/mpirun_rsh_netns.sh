@@ -3,7 +3,6 @@
 # mpirun with `ddl rsh` as its rsh agent reaches network-namespace hosts over
 # ddl's own SSH (libssh, host keys checked) and runs a real MPI allreduce.
 source "$DDL_SOURCE_DIR/tests/e2e/common.inc"
-NETNS_NEEDS_RUN=0  # mpirun and `ddl rsh` only
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 command -v mpicc >/dev/null || skip "mpicc (libopenmpi-dev) is not installed"
 command -v mpirun >/dev/null || skip "mpirun (openmpi-bin) is not installed"

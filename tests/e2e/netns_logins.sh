@@ -32,7 +32,7 @@ expect_exit 3 ddl_ssh run "$t/job.toml" -H "$addr:2222:1" --backend ssh -- true
 expect_contains "$t/err" "nobody"
 
 # mpirun: a host that does not answer is named, with why; exit 3.
-if command -v mpirun >/dev/null; then
+if have mpirun openmpi-bin; then
   expect_exit 3 ddl_ssh run "$NETNS_DIR/ssh.toml" --backend mpirun -H "$addr:1,$NETNS_NET.77:1" -- true
   expect_contains "$t/err" "ddl: error: rank 1 on $NETNS_NET.77 could not run: host $NETNS_NET.77 could not be reached to start Open MPI's daemon there: cannot connect"
   expect_not_contains "$t/err" "exited with code"

@@ -31,11 +31,11 @@ expect_exit 0 timeout 10 "$DDL" render "$t/job.toml" --format deepspeed-hostfile
 
 expect_exit 0 timeout 10 "$DDL" render "$t/job.toml" --format env --rank 3
 for want in DDL_RANK=3 DDL_WORLD_SIZE=4 DDL_LOCAL_RANK=1 DDL_NODE_RANK=1 DDL_NUM_NODES=2 \
-    DDL_HOST=node-b DDL_JOB=fmt DDL_ATTEMPT=0 DDL_TOKEN='<redacted>' MASTER_ADDR=node-a \
-    'MASTER_PORT=<free-port>' TORCH_NCCL_ASYNC_ERROR_HANDLING=1 NCCL_ASYNC_ERROR_HANDLING=1 \
+    DDL_HOST=node-b DDL_JOB=fmt DDL_ATTEMPT=0 "DDL_TOKEN='<redacted>'" MASTER_ADDR=node-a \
+    "MASTER_PORT='<free-port>'" TORCH_NCCL_ASYNC_ERROR_HANDLING=1 NCCL_ASYNC_ERROR_HANDLING=1 \
     RANK=3 WORLD_SIZE=4 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 \
     GROUP_WORLD_SIZE=2 ROLE_NAME=default HOROVOD_CROSS_RANK=1 HOROVOD_CROSS_SIZE=2 \
-    HOROVOD_HOSTNAME=node-b 'JAX_COORDINATOR_ADDRESS=node-a:<free-port>' JAX_PROCESS_ID=3 \
+    HOROVOD_HOSTNAME=node-b "JAX_COORDINATOR_ADDRESS='node-a:<free-port>'" JAX_PROCESS_ID=3 \
     OMPI_COMM_WORLD_LOCAL_RANK=1 PMI_SIZE=4 CUDA_VISIBLE_DEVICES=1 NCCL_DEBUG=WARN; do
   grep -qxF -- "$want" "$t/out" || { cat "$t/out"; fail "env lacks $want"; }
 done

@@ -20,7 +20,8 @@ for rank in 0 1 2 3 4 5; do
   cp "$t/out" "$t/tf.$rank"
   # The env form carries the very same JSON.
   expect_exit 0 timeout 10 "$DDL" render "$t/job.toml" --format env --rank "$rank"
-  grep -qxF "TF_CONFIG=$(cat "$t/tf.$rank")" "$t/out" || fail "TF_CONFIG of rank $rank differs"
+  [[ $(env -i bash -c '. "$1" && printf %s "$TF_CONFIG"' _ "$t/out") == "$(cat "$t/tf.$rank")" ]] ||
+    fail "TF_CONFIG of rank $rank differs"
 done
 python3 - "$t" <<'PY'
 import json, sys

@@ -24,10 +24,10 @@ for rank in 0 1; do
 done
 
 cat >"$t/worker.py" <<'PY'
-import os, sys
-for line in open(sys.argv[1]):
+import os, shlex, sys
+for line in open(sys.argv[1]):  # NAME=VALUE, the value quoted for sh
     name, _, value = line.rstrip("\n").partition("=")
-    os.environ[name] = value
+    os.environ[name] = "".join(shlex.split(value))
 import torch, torch.distributed as dist
 dist.init_process_group("gloo", init_method="env://")
 x = torch.tensor([float(dist.get_rank() + 1)])

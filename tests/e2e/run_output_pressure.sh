@@ -16,7 +16,7 @@ rss_kib=$(awk -F: '/Maximum resident set size/ {print $2 + 0}' "$t/time")
 [[ $(grep -c '^\[0+\] ' "$t/big") == $((200000000 / 65536)) ]] || fail "partial pieces not marked"
 
 # 2. A progress bar on a terminal: each '\r' update passes through at once.
-if command -v script >/dev/null; then
+if have script bsdutils; then
   script -qfec "$DDL run --np 1 -- sh -c 'for i in 1 2 3; do printf \"\\r%d%%\" \$i; sleep 0.2; done; echo'" \
     /dev/null >"$t/tty" || fail "progress run failed"
   grep -q $'\[0\] 1%\r' "$t/tty" || { od -c "$t/tty" | head; fail "no '\\r' update passed through"; }

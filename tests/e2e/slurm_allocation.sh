@@ -24,9 +24,19 @@ expect_contains "$t/out" '"source":"slurm"'
 expect_exit 0 salloc_ddl -N4 --ntasks-per-node=2 -- hosts
 expect_contains "$t/out" "slurm"
 
-# Uneven tasks per node: SLURM_TASKS_PER_NODE=2(x2),1 -> 5 ranks.
-expect_exit 0 salloc_ddl -n5 -N3 --ntasks-per-node=2 -- render --format plan -- true
-[[ $(grep -c 'h[123]' "$t/out") -ge 5 ]] || { cat "$t/out"; fail "5 ranks over h1..h3 expected"; }
+# Uneven tasks per node: -n5 -N3 gives SLURM_TASKS_PER_NODE=2(x2),1 -> 5
+# ranks, two on each of the first two nodes and one on the third, in that
+# order. (With --ntasks-per-node=2 Slurm makes it 2(x3), 6 tasks.)
+expect_exit 0 slurm_login salloc -Q -n5 -N3 printenv SLURM_TASKS_PER_NODE
+[[ $(cat "$t/out") == "2(x2),1" ]] || fail "the test bed gave SLURM_TASKS_PER_NODE=$(cat "$t/out"), not 2(x2),1"
+expect_exit 0 salloc_ddl -n5 -N3 -- render --format json -- true
+python3 - "$t/out" <<'PY' || { cat "$t/out"; fail "5 ranks spread 2, 2, 1 over three nodes expected"; }
+import json, sys
+ranks = json.load(open(sys.argv[1]))["ranks"]
+hosts = [r["host"] for r in ranks]
+assert len(hosts) == 5 and hosts[0] == hosts[1] and hosts[2] == hosts[3] and len(set(hosts)) == 3, hosts
+assert [r["local_rank"] for r in ranks] == [0, 1, 0, 1, 0] and [r["local_size"] for r in ranks] == [2, 2, 2, 2, 1], ranks
+PY
 
 # slurm = false: this machine alone, even inside the allocation.
 printf '[hosts]\nslurm = false\n' >"$t/off.toml"

@@ -32,7 +32,7 @@ want = {"h1": {"partition": "test", "feature.a100": "true", "feature.ib": "true"
 assert labels == want, labels
 PY
 [[ $(wc -l <"$t/scontrol.log") == 1 ]] || { cat "$t/scontrol.log"; fail "not one scontrol call"; }
-expect_contains "$t/scontrol.log" "-o show node h[1-4]"
+expect_contains "$t/scontrol.log" "-o -- show node h[1-4]"
 
 # A constraint on a feature: only h1 and h2 get ranks, and ddl hosts says why
 # the others get none.

@@ -3,7 +3,6 @@
 # answer srun with their own hostnames, salloc gives the SLURM_* a launcher
 # reads, and a step's tasks are gone once it ends.
 source "$(dirname "$0")/common.inc"
-NETNS_NEEDS_RUN=0
 source "$DDL_SOURCE_DIR/tests/slurm/testbed.inc"
 slurm_up 4
 

@@ -3,7 +3,6 @@
 # remote ddl's version, GPU count), an unused address does not (bounded, its
 # error shown); exit 3 when any host fails. Table and --json.
 source "$(dirname "$0")/common.inc"
-NETNS_NEEDS_RUN=0
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 netns_up 2
 dead="$NETNS_NET.201"

@@ -43,3 +43,26 @@ expect_contains "$t/s/journal.jsonl" '"event":"resumed","trials":2'
 sed -i 's/n = \[0, 1, 2, 3\]/n = [0, 1, 2, 3, 4]/' "$job"
 expect_exit 2 "$DDL" sweep --resume "$t/s" "$job"
 expect_contains "$t/err" "now makes other trials than this sweep's journal lists"
+
+# A crash mid-write leaves the journal's last line torn (no newline): the
+# next --resume drops it, says so, and appends whole records after it, so
+# that every later --resume reads the journal. (issue 27, item 9)
+sed -i 's/n = \[0, 1, 2, 3, 4\]/n = [0, 1]/' "$job"
+expect_exit 0 "$DDL" sweep "$job" -H localhost:2 --dir "$t/torn"
+size=$(stat -c %s "$t/torn/journal.jsonl")
+truncate -s $((size - 10)) "$t/torn/journal.jsonl"
+torn=$(( $(tail -n 1 "$t/torn/journal.jsonl" | wc -c) ))
+expect_exit 0 "$DDL" sweep --resume "$t/torn" "$job"
+expect_contains "$t/err" "ddl: warning: $t/torn/journal.jsonl:"
+expect_contains "$t/err" ": dropped the torn last line ($torn bytes without a newline; a crash cut it)"
+python3 - "$t/torn/journal.jsonl" <<'PY'
+import json, sys
+data = open(sys.argv[1], "rb").read()
+assert data.endswith(b"\n"), data[-80:]
+for number, line in enumerate(data.decode().splitlines(), 1):
+    assert isinstance(json.loads(line), dict), (number, line)
+PY
+for _ in 1 2; do
+  expect_exit 0 "$DDL" sweep --resume "$t/torn" "$job"
+  expect_not_contains "$t/err" "dropped the torn"
+done

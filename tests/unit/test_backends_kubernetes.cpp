@@ -109,6 +109,23 @@ TEST_CASE("Malformed kubectl output is an error, not a crash", "[kubernetes]") {
   CHECK(scan_pods(fixture("empty.json"), "", 1).value().ready.empty());
 }
 
+TEST_CASE("A pod name that looks like an option is refused, never passed to kubectl", "[kubernetes]") {
+  const std::string pod = R"({"metadata": {"name": "%s"}, "spec": {"containers": [{"name": "c"}]},
+    "status": {"phase": "Running", "podIP": "10.0.0.1", "conditions": [{"type": "Ready", "status": "True"}]}})";
+  auto list = [&](const std::string& name) {
+    std::string item = pod;
+    item.replace(item.find("%s"), 2, name);
+    return R"({"items": [)" + item + "]}";
+  };
+  auto scan = scan_pods(list("--kubeconfig=/tmp/x"), "", 1);
+  REQUIRE_FALSE(scan.has_value());
+  CHECK(scan.error().code == ExitCode::launch);
+  CHECK(scan.error().message == "pod '--kubeconfig=/tmp/x': not a name ddl passes to kubectl: starts with '-'");
+  CHECK(scan_pods(list("a;b"), "", 1).error().message ==
+        "pod 'a;b': not a name ddl passes to kubectl: contains the shell metacharacter ';'");
+  CHECK(names(scan_pods(list("trainer-0"), "", 1).value().ready) == std::vector<std::string>{"trainer-0"});
+}
+
 TEST_CASE("kubectl command lines", "[kubernetes]") {
   KubernetesSection k8s;
   k8s.namespace_ = "ml";
@@ -165,8 +182,8 @@ TEST_CASE("kubectl get nodes names the pods' nodes", "[kubernetes][labels]") {
   k8s.kubectl = "/opt/kubectl";
   k8s.context = "prod";
   CHECK(get_nodes_argv(k8s, {"gpu-node-1", "gpu-node-3"}) ==
-        std::vector<std::string>{"/opt/kubectl", "--context", "prod", "-n", "ml", "get", "nodes", "gpu-node-1",
-                                 "gpu-node-3", "-o", "json"});
+        std::vector<std::string>{"/opt/kubectl", "--context", "prod", "-n", "ml", "get", "nodes", "-o", "json",
+                                 "--", "gpu-node-1", "gpu-node-3"});
 }
 
 TEST_CASE("kubectl's remote exit line is told from its own failures", "[kubernetes]") {

@@ -57,8 +57,13 @@ TEST_CASE("[watchdog] and the stop keys load, with defaults", "[watchdog][job]")
 }
 
 TEST_CASE("bad [watchdog] and stop values are errors with their place", "[watchdog][job]") {
-  CHECK(errors("[watchdog]\nstall = \"2s\"\nprogress = \"(\"\n").starts_with(
-      "job.toml:3:12: watchdog.progress: not a valid regex: "));
+  CHECK(errors("[watchdog]\nstall = \"2s\"\nprogress = \"(\"\n") ==
+        "job.toml:3:12: watchdog.progress: not a valid RE2 regular expression: missing ): (");
+  // What a backtracking engine has and RE2 has not: refused, with RE2's reason.
+  CHECK(errors("[watchdog]\nstall = \"2s\"\nprogress = '(a)\\1'\n") ==
+        "job.toml:3:12: watchdog.progress: not a valid RE2 regular expression: invalid escape sequence: \\1");
+  CHECK(errors("[watchdog]\nstall = \"2s\"\nprogress = '(?=step)'\n") ==
+        "job.toml:3:12: watchdog.progress: not a valid RE2 regular expression: invalid perl operator: (?=");
   CHECK(errors("[watchdog]\nstall = \"2s\"\ndump = \"gdb\"\n") ==
         "job.toml:3:8: watchdog.dump: 'gdb' is neither \"py-spy\" nor a signal name such as \"SIGUSR1\"");
   CHECK(errors("[watchdog]\nprogress = \"step\"\n") ==
@@ -115,8 +120,7 @@ TEST_CASE("progress: any output, a matching line, or a heartbeat", "[watchdog]")
   CHECK(board.last_line(0) == "loss 0.3");
   board.line(0, "step 12 loss 0.2");
   CHECK(board.last_progress(0) > before);
-  // Only the first k_progress_match_bytes of a line are searched (a 64 KiB
-  // line does not overflow std::regex's recursion).
+  // Only the first k_progress_match_bytes of a line are searched.
   auto rank1 = board.last_progress(1);
   std::this_thread::sleep_for(milliseconds(5));
   board.line(1, std::string(k_progress_match_bytes, 'x') + "step 1");
@@ -138,6 +142,23 @@ TEST_CASE("progress: any output, a matching line, or a heartbeat", "[watchdog]")
   any.line(0, "Thread 0x1 (most recent call first):");
   CHECK(any.evidence(0) == std::vector<std::string>{"Thread 0x1 (most recent call first):"});
   CHECK(any.last_evidence());
+}
+
+TEST_CASE("progress patterns that backtrack for ever match a long line at once", "[watchdog]") {
+  // A backtracking engine never returns from these on 1000 'a's (the test
+  // would hang); RE2 answers in linear time.
+  const std::vector<std::pair<std::string, bool>> patterns{
+      {"(a|aa)*c", false}, {"(\\w+\\s?)*$", true}, {"^(a+)+$b", false}};
+  for (const auto& [text, matches] : patterns) {
+    WatchdogSection watchdog = stall_after(milliseconds(1000));
+    watchdog.progress = ProgressSource::regex;
+    watchdog.progress_regex = text;
+    ProgressBoard board(1, watchdog);
+    auto before = board.last_progress(0);
+    std::this_thread::sleep_for(milliseconds(5));
+    board.line(0, std::string(k_progress_match_bytes, 'a'));
+    CHECK((board.last_progress(0) > before) == matches);
+  }
 }
 
 TEST_CASE("the hang report names ranks, hosts, last lines and dumps", "[watchdog]") {

@@ -15,6 +15,9 @@ TEST_CASE("align_columns", "[table]") {
   SECTION("a shorter row ends at its own last cell") {
     CHECK(align_columns({{"A", "B", "C"}, {"long", "x"}}) == "A     B  C\nlong  x\n");
   }
+  SECTION("a control byte in a cell is escaped: a row stays one line") {
+    CHECK(align_columns({{"A", "B"}, {"x\ny", "\x1b[31mred"}}) == "A     B\nx\\ny  \\e[31mred\n");
+  }
   SECTION("no rows, no text") {
     CHECK(align_columns({}).empty());
   }
