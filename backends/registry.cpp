@@ -72,6 +72,7 @@ std::unique_ptr<Backend> make_mpirun(const JobSpec& job) {
   options.kubernetes = job.kubernetes;
   options.pod_slots = pod_slots(job, BackendKind::mpirun);
   options.pod_labels = label_need(job);
+  options.args = job.mpirun.args;
   return std::make_unique<mpirun::MpirunBackend>(std::move(options));
 }
 

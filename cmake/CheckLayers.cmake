@@ -8,6 +8,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
   set(allow_src/job "src/util;src/job")
   set(allow_src/inventory "src/util;src/job;src/inventory")
   set(allow_src/plan "src/util;src/job;src/inventory;src/plan")
+  set(allow_src/persona "src/util;src/job;src/inventory;src/plan;src/persona")
   set(allow_src/render "src/util;src/job;src/inventory;src/plan;src/render")
   set(allow_src/launch "src/util;src/job;src/inventory;src/plan;src/render;src/launch")
   set(allow_src/sweep "src/util;src/job;src/inventory;src/plan;src/render;src/launch;src/sweep")
@@ -20,7 +21,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
   set(library_folders "src/job" "backends/ssh" "cmd" "rendezvous" "src/util")
 
   set(problems "")
-  foreach(layer src/util src/job src/inventory src/plan src/render src/launch src/sweep src/collectives
+  foreach(layer src/util src/job src/inventory src/plan src/persona src/render src/launch src/sweep src/collectives
                 rendezvous backends cmd)
     file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/${layer}/*.cpp ${ROOT}/${layer}/*.hpp)
     foreach(file ${files})

@@ -107,6 +107,8 @@ void add_common_options(CLI::App& sub, CommonOptions& opts) {
   sub.add_option("--exclude", opts.overrides.exclude, "All but these hosts and slots: host1:0@host2");
   sub.add_option("--np", opts.overrides.np_range,
                  "Number of ranks (default: sum of slots); MIN:MAX restarts on fewer hosts when one is lost");
+  sub.add_option("-F,--ssh-config", opts.overrides.ssh_config,
+                 "OpenSSH config file to read, as ssh -F does (\"none\": none); [ssh] config");
   sub.add_flag("--json", opts.json, "Machine-readable JSON on stdout");
   sub.add_flag("-v,--verbose", opts.verbose, "Explain choices (repeat for debug)");
   sub.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");

@@ -202,6 +202,7 @@ void add_hosts(CLI::App& app, Command& selected) {
   CLI::App* sub = app.add_subcommand("hosts", "List the hosts a job would run on");
   add_common_options(*sub, opts->common);
   sub->add_flag("--check", opts->check, "Reach every host through the backend and report on it");
+  sub->footer("Examples:\n  ddl hosts -H 'node[01-04]:8' --check\n  ddl hosts job.toml --json");
   sub->callback([&selected, opts] { selected = [opts] { return run_hosts(*opts); }; });
 }
 

@@ -112,6 +112,7 @@ void add_render(CLI::App& app, Command& selected) {
                   "plan, env, tf-config, hostfile, mpich-hostfile, deepspeed-hostfile or json")
       ->check(CLI::IsMember(k_formats));
   sub->add_option("--rank", opts->rank, "The rank for --format env and tf-config");
+  sub->footer("Examples:\n  ddl render job.toml --format env --rank 1\n  ddl render -H a:2,b:2 --format hostfile");
   sub->callback([&selected, opts] { selected = [opts] { return run_render(*opts); }; });
 }
 

@@ -6,6 +6,8 @@
 
 #include <fmt/core.h>
 
+#include "cmd/run.hpp"
+
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
 #include "src/render/launches.hpp"
@@ -87,30 +89,41 @@ Result<int> run_job(const RunOptions& opts) {
   if (auto has_command = require_command(*job); !has_command) {
     return fail(has_command.error());
   }
-  auto planned = plan_job(*job);
+  return run_loaded_job(*job, opts.dry_run, opts.common.json);
+}
+
+} // namespace
+
+Result<int> run_loaded_job(JobSpec& job, bool dry_run, bool json, const AfterPlan& after_plan) {
+  auto planned = plan_job(job);
   if (!planned) {
     return fail(planned.error());
   }
-  if (opts.dry_run) {
-    return print_dry_run(*job, *planned, opts.common.json);
+  if (after_plan) {
+    if (auto checked = after_plan(job, *planned); !checked) {
+      return fail(checked.error());
+    }
   }
-  auto output = output_options(*job, planned->plan, opts.common.json);
+  if (dry_run) {
+    return print_dry_run(job, *planned, json);
+  }
+  auto output = output_options(job, planned->plan, json);
   if (!output) {
     return fail(output.error());
   }
   LaunchOptions launch;
   launch.output = std::move(*output);
-  launch.max_restarts = job->max_restarts;
-  return launch_job(*job, *planned, launch);
+  launch.max_restarts = job.max_restarts;
+  return launch_job(job, *planned, launch);
 }
-
-} // namespace
 
 void add_run(CLI::App& app, Command& selected) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand("run", "Launch the job and supervise its ranks as a gang");
   add_common_options(*sub, opts->common);
   sub->add_flag("--dry-run", opts->dry_run, "Print the plan (hosts, ranks, env, command); launch nothing");
+  sub->add_option("--name", opts->common.overrides.name,
+                  "The job's name (ddl ps, DDL_JOB, TORCHELASTIC_RUN_ID); default: the job file's stem");
   sub->add_option("--timeout", opts->common.overrides.timeout, "End the whole job after DUR (e.g. 30s, 2h); exit 124");
   sub->add_option("--max-restarts", opts->common.overrides.max_restarts,
                   "Restart the whole gang up to N times after a failure");
@@ -128,7 +141,11 @@ void add_run(CLI::App& app, Command& selected) {
                 "Print each rank's whole output once at the end, identical ones together (like dshbak -c)");
   sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank (repeatable)")
       ->allow_extra_args(false);
-  sub->footer("Everything after -- is the command (replaces job.command).");
+  sub->footer("The options end at the first word that is none of run's, nor the JOB file (a .toml, or any file "
+              "that is not executable): that word is the program, the rest its arguments (replacing job.command); "
+              "-- also ends them.\n\n"
+              "Examples:\n  ddl run --np 4 python3 -u train.py --epochs 3\n"
+              "  ddl run -H 'node[1-2]:8' --name resnet job.toml\n  ddl run job.toml --dry-run");
   sub->callback([&selected, opts] {
     selected = [opts] {
       auto code = run_job(*opts);

@@ -303,7 +303,8 @@ void add_sweep(CLI::App& app, Command& selected) {
                   "Restart a trial's gang up to N times within one attempt");
   sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank of every trial (repeatable)");
   sub->footer("--np sets the ranks per trial (sweep.np). Everything after -- is the command; "
-              "{name} in it is replaced by the trial's value of parameter name.");
+              "{name} in it is replaced by the trial's value of parameter name.\n\n"
+              "Examples:\n  ddl sweep sweep.toml --dry-run\n  ddl sweep sweep.toml -- python3 train.py --lr {learning_rate}");
   sub->callback([&selected, opts] {
     selected = [opts] {
       auto code = run_sweep_command(*opts);

@@ -67,7 +67,7 @@ std::optional<Result<int>> MpirunBackend::master_port(const Host& host, int firs
 }
 
 std::string MpirunBackend::dry_run_text(std::span<const RankLaunch> launches) const {
-  return mpirun::dry_run_text(launches, options_.rsh_transport);
+  return mpirun::dry_run_text(launches, options_.rsh_transport, options_.args);
 }
 
 MpirunBackend::~MpirunBackend() {
@@ -118,6 +118,7 @@ Result<void> MpirunBackend::start(const RankLaunch& launch, RankEvents& events) 
   settings.as_root = ::geteuid() == 0;
   settings.rsh_transport = options_.rsh_transport;
   settings.job_file = options_.job_file;
+  settings.extra_args = options_.args;
   auto command = build_mpirun_command(launches_, settings);
   if (!command) {
     return fail(command.error());

@@ -29,6 +29,7 @@ struct MpirunOptions {
   KubernetesSection kubernetes;
   std::optional<int> pod_slots;  // the pods of [kubernetes] selector are the hosts
   LabelNeed pod_labels = LabelNeed::none;  // their nodes' labels (kubernetes_inventory)
+  std::vector<std::string> args;  // job.mpirun.args: given to mpirun after ddl's own options
 };
 
 class MpirunBackend final : public Backend {

@@ -85,6 +85,7 @@ Result<MpirunCommand> build_mpirun_command(std::span<const RankLaunch> launches,
   if (!settings.workdir.empty()) {
     command.argv.insert(command.argv.end(), {"--wdir", settings.workdir});
   }
+  command.argv.insert(command.argv.end(), settings.extra_args.begin(), settings.extra_args.end());
   for (const auto& name : order) {
     if (common[name] && holders[name] == world) {
       command.argv.insert(command.argv.end(), {"-x", name});
@@ -115,13 +116,15 @@ std::string mpirun_workdir(std::span<const RankLaunch> launches) {
   return launches.empty() || launches.front().workdir_is_default ? "" : launches.front().workdir;
 }
 
-std::string dry_run_text(std::span<const RankLaunch> launches, const std::string& rsh_transport) {
+std::string dry_run_text(std::span<const RankLaunch> launches, const std::string& rsh_transport,
+                         const std::vector<std::string>& extra_args) {
   MpirunSettings settings;
   settings.hostfile = "<hostfile>";
   settings.ddl_path = own_executable_path();
   settings.workdir = mpirun_workdir(launches);
   settings.as_root = ::geteuid() == 0;
   settings.rsh_transport = rsh_transport;
+  settings.extra_args = extra_args;
   auto command = build_mpirun_command(launches, settings);
   if (!command) {
     return fmt::format("mpirun: {}\n", command.error().message);

@@ -16,7 +16,7 @@ namespace ddl::mpirun {
 //   mpirun --hostfile F -np N --tag-output [--allow-run-as-root]
 //          --mca plm_rsh_agent "DDL rsh" --mca plm_rsh_no_tree_spawn 1
 //          --mca orte_leave_session_attached 1 (orted stays under the shim)
-//          [--wdir DIR] -x NAME... sh -c RANK_SCRIPT ddl-rank COMMAND...
+//          [--wdir DIR] [job.mpirun.args...] -x NAME... sh -c RANK_SCRIPT ddl-rank COMMAND...
 // Values never appear on the command line: a variable that is the same for
 // every rank is set in mpirun's environment and forwarded with `-x NAME`; the
 // rest of each rank's variables travel in DDL_MPI_ENV_<rank> (sh `export`
@@ -34,6 +34,7 @@ struct MpirunSettings {
   bool as_root = false;        // adds --allow-run-as-root
   std::string rsh_transport;   // "ssh" or "kubernetes", for `ddl rsh`
   std::string job_file;        // for `ddl rsh` to read [ssh] / [kubernetes]
+  std::vector<std::string> extra_args;  // job.mpirun.args (`ddl mpirun --mca ...`), after ddl's own
 };
 
 // `launches`: every rank's launch, in rank order (their env and argv).
@@ -41,7 +42,8 @@ Result<MpirunCommand> build_mpirun_command(std::span<const RankLaunch> launches,
 
 // What `ddl run --dry-run` prints for backend mpirun: the mpirun command line
 // (the hostfile as <hostfile>), one word per line, quoted for sh.
-std::string dry_run_text(std::span<const RankLaunch> launches, const std::string& rsh_transport);
+std::string dry_run_text(std::span<const RankLaunch> launches, const std::string& rsh_transport,
+                         const std::vector<std::string>& extra_args);
 
 // The --wdir of mpirun for these launches: "" (mpirun's default) when the
 // job named no workdir.

@@ -102,7 +102,7 @@ Result<JobSpec> load_job(const std::string& path, const Overrides& overrides) {
 
 Result<void> require_command(const JobSpec& job) {
   if (job.command.empty()) {
-    return fail(ExitCode::usage, "no command: give one in [job] command or after --");
+    return fail(ExitCode::usage, "no command: give one in [job] command, or after the options: ddl run [JOB] [options] PROGRAM [args]");
   }
   return {};
 }

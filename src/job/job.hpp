@@ -40,6 +40,9 @@ struct HostsSection {
   std::string include;            // --include "host1:0,1@host2" (DeepSpeed's form)
   std::string exclude;            // --exclude, the same form
   bool show_labels = false;       // not a key: `ddl hosts` reads labels that cost a call, to show them
+  // Not keys: what the personalities (src/persona) ask of the hosts found.
+  std::optional<int> max_hosts;   // only the first N hosts (torchrun's --nnodes, DeepSpeed's --num_nodes)
+  std::optional<int> slots_each;  // every host runs N ranks, whatever its source says (--nproc-per-node, -N)
 };
 
 struct LaunchSection {
@@ -54,6 +57,9 @@ struct LaunchSection {
   std::vector<int> restart_on;    // non-empty: only these exit codes restart
   std::vector<int> fail_on;       // these exit codes never restart
   Millis backoff{0};              // before restart N: backoff * 2^(N-1), at most 1 min
+  // Not a key: every rank sees all of its host's slot ids in
+  // CUDA_VISIBLE_DEVICES and picks its own by LOCAL_RANK (DeepSpeed's way).
+  bool host_gpus = false;
 };
 
 // [placement]: which hosts get ranks and in what order (src/plan/placement.hpp).
@@ -87,6 +93,12 @@ struct KubernetesSection {
 struct SlurmSection {
   std::vector<std::string> srun_args;  // passed to srun before ddl's own options
   std::string partition;               // not used: ddl requests no allocation (error)
+};
+
+// mpirun's own options, given to the mpirun backend's mpirun (`ddl mpirun`'s
+// --mca, --bind-to, ...; DESIGN's [mpirun] args).
+struct MpirunSection {
+  std::vector<std::string> args;
 };
 
 struct RendezvousSection {
@@ -135,6 +147,7 @@ struct JobSpec {
   std::vector<std::string> command;
   bool command_is_shell = false;  // true: command[0] is run by /bin/sh -c
   std::string workdir;            // default: the launcher's cwd
+  std::string python = "python3"; // the interpreter the personalities run scripts with
   EnvList env;
   std::vector<std::string> env_pass;  // names or NAME_* globs
   std::vector<Framework> frameworks{Framework::torch};
@@ -157,6 +170,7 @@ struct JobSpec {
   SshSection ssh;
   KubernetesSection kubernetes;
   SlurmSection slurm;
+  MpirunSection mpirun;
   RendezvousSection rendezvous;
   TorchSection torch;
   TensorflowSection tensorflow;
@@ -193,6 +207,8 @@ struct Overrides {
   bool fold = false;                       // --fold
   std::vector<std::string> env;            // -x K=V
   std::vector<std::string> command;        // after --
+  std::optional<std::string> name;         // --name (default: the job file's stem)
+  std::optional<std::string> ssh_config;   // -F/--ssh-config FILE ([ssh] config)
 };
 
 

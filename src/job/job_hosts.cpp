@@ -289,6 +289,22 @@ void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Dia
   if (o.log_dir) {
     job.log_dir = *o.log_dir;
   }
+  if (o.name) {
+    if (o.name->empty()) {
+      diag.option("--name: must not be empty");
+    } else {
+      job.name = *o.name;
+    }
+  }
+  if (o.ssh_config) {
+    if (o.ssh_config->empty()) {
+      diag.option("--ssh-config: must not be empty (\"none\" skips the OpenSSH config)");
+    } else if (auto problem = *o.ssh_config == "none" ? std::nullopt : hostfile_problem(*o.ssh_config)) {
+      diag.option("--ssh-config: " + *problem);  // as ssh -F: a file named on the command line must be there
+    } else {
+      job.ssh.config = *o.ssh_config;
+    }
+  }
   if (o.strict_logs) {
     job.strict_logs = true;
   }

@@ -68,7 +68,7 @@ const std::vector<std::string>& section_names() {
 
 const std::vector<std::string>& section_keys(std::string_view section) {
   static const std::map<std::string, std::vector<std::string>, std::less<>> keys = {
-      {"job", {"name", "command", "workdir", "env", "env_pass", "frameworks", "timeout",
+      {"job", {"name", "command", "workdir", "python", "env", "env_pass", "frameworks", "timeout",
                "max_restarts", "grace", "log_dir", "strict_logs", "output_ranks", "prefix", "timestamps",
                "split_logs", "fold", "stop_signal", "checkpoint_signal", "checkpoint_grace", "requeue_exit_code"}},
       {"hosts", {"list", "hostfile", "slurm", "discovery_script", "discovery_timeout", "slots"}},

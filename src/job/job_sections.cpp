@@ -143,6 +143,10 @@ void read_job(const Section& s, JobSpec& job, SourcePlaces& places) {
   }
   read_command(s, job);
   s.read_string("workdir", job.workdir);
+  if (s.read_string("python", job.python) && job.python.empty()) {
+    s.diag().at(*s.node("python"), "job.python: must not be empty");
+    job.python = "python3";
+  }
   read_env(s, job);
   read_string_array(s, "env_pass", [&](const toml::node& item, const std::string& pattern) {
     if (is_env_pattern(pattern)) {

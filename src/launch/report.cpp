@@ -144,6 +144,11 @@ std::string timeout_message(Millis timeout) {
   return fmt::format("ddl: error: timed out after {}\n", format_duration(timeout));
 }
 
+std::string interrupted_message(int signo, int ranks) {
+  return fmt::format("ddl: interrupted by {}: stopped {} (exit {})\n", signal_name(signo),
+                     ranks == 1 ? "the rank" : fmt::format("the {} ranks", ranks), 128 + signo);
+}
+
 std::string format_elapsed(double seconds) {
   if (seconds < 60 && seconds == static_cast<double>(static_cast<long long>(seconds))) {
     return fmt::format("{}s", static_cast<long long>(seconds));

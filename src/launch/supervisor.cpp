@@ -385,6 +385,8 @@ void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int att
                                    end.rank_error));
   } else if (end.reason == StopReason::timeout) {
     output.message(timeout_message(*options.timeout));
+  } else if (end.reason == StopReason::signal) {
+    output.message(interrupted_message(end.stop_signal, static_cast<int>(gang.launches().size())));
   }
   if (end.requeue_exit_code && end.first.rank >= 0 && end.first.how.signal == 0 &&
       end.first.how.code == *end.requeue_exit_code) {

@@ -44,6 +44,19 @@ struct RankView {
   int nodes;
 };
 
+// The GPU ids of every rank on the rank's host (DeepSpeed's launcher gives
+// each rank all of them): the host's known GPUs, else 0..ranks-1.
+std::vector<int> host_slot_ids(const RankView& r) {
+  if (!r.host.gpus.empty()) {
+    return r.host.gpus;
+  }
+  std::vector<int> ids;
+  for (int i = 0; i < r.slot.local_size; ++i) {
+    ids.push_back(i);
+  }
+  return ids;
+}
+
 void add_generic(EnvList& env, const JobSpec& job, const RankView& r, const LaunchContext& ctx) {
   env.emplace_back("DDL_RANK", std::to_string(r.slot.rank));
   env.emplace_back("DDL_WORLD_SIZE", std::to_string(r.world));
@@ -221,6 +234,8 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
   }
   if (job.launch.bind_gpus && !slot.gpus.empty()) {
     env.emplace_back("CUDA_VISIBLE_DEVICES", join_ints(slot.gpus));
+  } else if (job.launch.host_gpus) {
+    env.emplace_back("CUDA_VISIBLE_DEVICES", join_ints(host_slot_ids(view)));
   }
   add_interface(env, ctx, slot.host_index);
   for (const auto& [name, value] : job.env) {
@@ -251,7 +266,8 @@ EnvList passed_env(const JobSpec& job, char** environ_ptr) {
       }
       const std::string name(item.substr(0, eq));
       const bool seen = std::ranges::any_of(passed, [&](const auto& kv) { return kv.first == name; });
-      if (!seen && glob_match(pattern, name)) {
+      // Only portable names: a shell's exported functions (BASH_FUNC_f%%) cannot reach a remote rank's sh.
+      if (!seen && is_env_name(name) && glob_match(pattern, name)) {
         matched.emplace_back(name, std::string(item.substr(eq + 1)));
       }
     }

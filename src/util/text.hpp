@@ -8,10 +8,11 @@
 
 namespace ddl {
 
-// Levenshtein distance, for "did you mean" hints.
+// Edit distance (a swap of two neighbours counts one), for "did you mean".
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
-// The closest of `candidates` to `word` when it is a plausible typo, else "".
+// The closest of `candidates` to `word` when it is a plausible typo (at most
+// one edit per three letters, leading dashes aside), else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 // Splits on `sep`, keeping empty fields.

@@ -203,7 +203,7 @@ TEST_CASE("require_command", "[job]") {
   auto missing = ddl::require_command(job);
   REQUIRE_FALSE(missing);
   CHECK(missing.error().code == ddl::ExitCode::usage);
-  CHECK(missing.error().message == "no command: give one in [job] command or after --");
+  CHECK(missing.error().message == "no command: give one in [job] command, or after the options: ddl run [JOB] [options] PROGRAM [args]");
   job.command = {"true"};
   CHECK(ddl::require_command(job));
 }
