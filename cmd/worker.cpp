@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `ddl worker allreduce ...`: one rank of `ddl bench allreduce` (hidden).
+// `ddl worker allreduce ...`: one rank of `ddl bench allreduce`, and
+// `ddl worker pmix-host` (cmd/pmix_host.cpp). Hidden: used by ddl itself.
 #include <cstdlib>
 #include <memory>
 
@@ -86,6 +87,7 @@ void add_worker(CLI::App& app, Command& selected) {
       return code ? *code : report(code.error());
     };
   });
+  add_pmix_host_worker(*sub, selected);
 }
 
 } // namespace ddl::cmd
