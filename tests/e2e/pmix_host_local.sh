@@ -91,6 +91,17 @@ expect_contains "$t/err" "interrupted by SIGINT"
 expect_exit 3 host --ranks 2 -- "$t/no-such-program"
 expect_contains "$t/err" "cannot start rank 0 ($t/no-such-program): No such file or directory"
 
+# A host without libpmix (hidden in a mount namespace of its own): exit 3,
+# said plainly, nothing started.
+pmix_lib=$(readlink -f "$(ldconfig -p | awk '/libpmix\.so\.2 / {print $NF; exit}')")
+if [[ $(id -u) == 0 && -n $pmix_lib ]] && command -v unshare >/dev/null; then
+  expect_exit 3 unshare -m --propagation private sh -c \
+    'mount -t tmpfs none "$1" && exec "$2" worker pmix-host --ranks 2 -- "$3"' \
+    sh "$(dirname "$pmix_lib")" "$DDL" "$t/pmix_hello"
+  expect_contains "$t/err" "cannot host a PMIx server: OpenPMIx's library is not installed on this host"
+  expect_not_contains "$t/out" "hello rank"
+fi
+
 # Every server removed its folder.
 [[ -z $(ls -A "$TMPDIR") ]] || fail "left in TMPDIR: $(ls -A "$TMPDIR")"
 echo PASS
