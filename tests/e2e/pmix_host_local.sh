@@ -47,7 +47,7 @@ tree=$(ps -eo pid=,ppid=,comm= | awk -v top="$ddl_pid" '
   END { for (p in parent) { for (q = p; q != "" && q != 1; q = parent[q]) if (q == top) { print name[p]; break } } }')
 [[ $(grep -cx pmix_hello <<<"$tree") == 3 ]] || fail "not 3 ranks under ddl: $tree"
 if grep -Exq 'mpirun|mpiexec|orted|orterun|prted|prterun' <<<"$tree"; then fail "an MPI daemon runs under ddl: $tree"; fi
-[[ $(ps -o ppid= -C pmix_hello | grep -cw "$ddl_pid") == 3 ]] || fail "the ranks are not ddl's children"
+[[ $(pgrep -c -P "$ddl_pid" -x pmix_hello) == 3 ]] || fail "the ranks are not ddl's children"
 wait "$ddl_pid" || fail "pmix-host with sleeping ranks failed: $(cat "$t/err")"
 
 # mpi4py (Debian's python3-mpi4py, from scripts/deps.sh): helloworld and ringtest.
@@ -95,6 +95,7 @@ expect_contains "$t/err" "cannot start rank 0 ($t/no-such-program): No such file
 # said plainly, nothing started.
 pmix_lib=$(readlink -f "$(ldconfig -p | awk '/libpmix\.so\.2 / {print $NF; exit}')")
 if [[ $(id -u) == 0 && -n $pmix_lib ]] && command -v unshare >/dev/null; then
+  # shellcheck disable=SC2016 # expanded by that sh
   expect_exit 3 unshare -m --propagation private sh -c \
     'mount -t tmpfs none "$1" && exec "$2" worker pmix-host --ranks 2 -- "$3"' \
     sh "$(dirname "$pmix_lib")" "$DDL" "$t/pmix_hello"
