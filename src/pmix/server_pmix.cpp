@@ -38,7 +38,15 @@ struct OpWait {
     self->done = true;
     self->done_cv.notify_all();
   }
-  pmix_status_t wait() {
+  // The outcome of a call that returned `started`: its callback's status
+  // once it comes, unless the call finished (or failed) at once.
+  pmix_status_t wait(pmix_status_t started) {
+    if (started == PMIX_OPERATION_SUCCEEDED) {
+      return PMIX_SUCCESS;
+    }
+    if (started != PMIX_SUCCESS) {
+      return started;
+    }
     std::unique_lock lock(mutex);
     done_cv.wait(lock, [this] { return done; });
     return status;
@@ -68,13 +76,9 @@ std::atomic<Server::State*> g_active{nullptr};
 
 int job_rank(const pmix_proc_t* proc) { return static_cast<int>(proc->rank); }
 
-pmix_status_t on_connected(const pmix_proc_t* proc, void* /*server_object*/,
-                           pmix_op_cbfunc_t cbfunc, void* cbdata) {
-  if (auto* state = g_active.load(); state != nullptr && state->events.connected) {
-    state->events.connected(job_rank(proc));
-  }
-  // OpenPMIx 4 passes no cbfunc and wants OPERATION_SUCCEEDED; 5.0.8 and
-  // later pass one and want it called.
+// Releases the client at once. OpenPMIx 4 passes no cbfunc for some calls
+// and wants OPERATION_SUCCEEDED; 5.0.8 and later pass one and want it called.
+pmix_status_t release_client(pmix_op_cbfunc_t cbfunc, void* cbdata) {
   if (cbfunc == nullptr) {
     return PMIX_OPERATION_SUCCEEDED;
   }
@@ -82,16 +86,20 @@ pmix_status_t on_connected(const pmix_proc_t* proc, void* /*server_object*/,
   return PMIX_SUCCESS;
 }
 
+pmix_status_t on_connected(const pmix_proc_t* proc, void* /*server_object*/,
+                           pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  if (auto* state = g_active.load(); state != nullptr && state->events.connected) {
+    state->events.connected(job_rank(proc));
+  }
+  return release_client(cbfunc, cbdata);
+}
+
 pmix_status_t on_finalized(const pmix_proc_t* proc, void* /*server_object*/,
                            pmix_op_cbfunc_t cbfunc, void* cbdata) {
   if (auto* state = g_active.load(); state != nullptr && state->events.finalized) {
     state->events.finalized(job_rank(proc));
   }
-  if (cbfunc == nullptr) {
-    return PMIX_OPERATION_SUCCEEDED;
-  }
-  cbfunc(PMIX_SUCCESS, cbdata);
-  return PMIX_SUCCESS;
+  return release_client(cbfunc, cbdata);
 }
 
 pmix_status_t on_abort(const pmix_proc_t* proc, void* /*server_object*/, int status,
@@ -100,11 +108,7 @@ pmix_status_t on_abort(const pmix_proc_t* proc, void* /*server_object*/, int sta
   if (auto* state = g_active.load(); state != nullptr && state->events.aborted) {
     state->events.aborted(job_rank(proc), status, msg != nullptr ? msg : "");
   }
-  if (cbfunc == nullptr) {
-    return PMIX_OPERATION_SUCCEEDED;
-  }
-  cbfunc(PMIX_SUCCESS, cbdata);
-  return PMIX_SUCCESS;
+  return release_client(cbfunc, cbdata);
 }
 
 // Whether `procs` name the whole namespace: its wildcard, or every rank.
@@ -195,14 +199,9 @@ Result<void> register_namespace(const Server::State& state) {
   pmix_nspace_t nspace{};
   std::strncpy(nspace, state.layout.nspace.c_str(), PMIX_MAX_NSLEN);
   OpWait wait;
-  pmix_status_t status =
+  pmix_status_t status = wait.wait(
       api.register_nspace(nspace, state.layout.local_ranks(), static_cast<pmix_info_t*>(array->array),
-                          array->size, OpWait::callback, &wait);
-  if (status == PMIX_SUCCESS) {
-    status = wait.wait();
-  } else if (status == PMIX_OPERATION_SUCCEEDED) {
-    status = PMIX_SUCCESS;
-  }
+                          array->size, OpWait::callback, &wait));
   api.data_array_destruct(&*array);
   if (status != PMIX_SUCCESS) {
     return fail(ExitCode::launch, fmt::format("PMIx_server_register_nspace({}) failed: {}",
@@ -224,13 +223,8 @@ Result<void> register_clients(const Server::State& state) {
        ++rank) {
     pmix_proc_t proc = proc_of(layout, rank);
     OpWait wait;
-    pmix_status_t status = pmix_api().register_client(&proc, ::getuid(), ::getgid(), nullptr,
-                                                      OpWait::callback, &wait);
-    if (status == PMIX_SUCCESS) {
-      status = wait.wait();
-    } else if (status == PMIX_OPERATION_SUCCEEDED) {
-      status = PMIX_SUCCESS;
-    }
+    pmix_status_t status = wait.wait(pmix_api().register_client(
+        &proc, ::getuid(), ::getgid(), nullptr, OpWait::callback, &wait));
     if (status != PMIX_SUCCESS) {
       return fail(ExitCode::launch, fmt::format("PMIx_server_register_client(rank {}) failed: {}",
                                                 rank, status_text(status)));
