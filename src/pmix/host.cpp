@@ -56,6 +56,18 @@ ServerEvents server_events(const std::shared_ptr<HostEventBox>& box, FenceExchan
   return events;
 }
 
+// `env` without PMIX_* entries: a rank gets its PMIx variables from this
+// server alone, never those of a PMIx job ddl itself runs in.
+std::vector<std::string> without_pmix(const std::vector<std::string>& env) {
+  std::vector<std::string> kept;
+  for (const auto& entry : env) {
+    if (!entry.starts_with("PMIX_")) {
+      kept.push_back(entry);
+    }
+  }
+  return kept;
+}
+
 std::string spawn_error(const HostRun& run, int rank, const SpawnFailure& failure) {
   return fmt::format("cannot start rank {} ({}): {}", rank, run.argv.front(),
                      std::strerror(failure.error));
@@ -67,6 +79,7 @@ std::vector<LocalRank> start_ranks(const HostRun& run, const Server& server, Lif
                                    HostOutcome& outcome) {
   std::vector<LocalRank> ranks;
   const auto& layout = run.layout;
+  auto base_env = without_pmix(run.env);
   for (int rank = layout.first_local_rank();
        rank < layout.first_local_rank() + layout.local_ranks() && !outcome.failing(); ++rank) {
     auto pmix_env = server.rank_env(rank);
@@ -76,7 +89,7 @@ std::vector<LocalRank> start_ranks(const HostRun& run, const Server& server, Lif
     }
     SpawnSpec spec;
     spec.argv = run.argv;
-    spec.env = environment_with(run.env, *pmix_env);
+    spec.env = environment_with(base_env, *pmix_env);
     spec.group = ProcessGroup::new_group;
     spec.death_signal = SIGKILL;
     auto started = spawn_process(spec);

@@ -16,7 +16,7 @@ namespace ddl::pmix {
 struct HostRun {
   JobLayout layout;
   std::vector<std::string> argv;  // each local rank's program and arguments
-  std::vector<std::string> env;   // each rank's environment before PMIx's ("NAME=value")
+  std::vector<std::string> env;   // each rank's environment ("NAME=value"; PMIX_* are the server's)
   Millis grace{10'000};           // after the stop signal, SIGKILL
   Allgather allgather;            // fences across hosts; empty for a job of one host
 };

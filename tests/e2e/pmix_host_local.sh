@@ -17,10 +17,20 @@ export TMPDIR=$t/tmp
 mkdir "$TMPDIR"
 me=$(hostname)
 host() { timeout -k 5 60 "$DDL" worker pmix-host "$@"; }
+# A ddl in the background is killed if a check fails (its ranks die with it).
+ddl_pid=""
+trap 'rc=$?; [[ -n $ddl_pid ]] && kill -KILL "$ddl_pid" 2>/dev/null; rm -rf "$t"; exit $rc' EXIT
 
 # One world of 4: size, universe, an allreduce over all.
 expect_exit 0 host --ranks 4 -- "$t/pmix_hello"
 for r in 0 1 2 3; do expect_contains "$t/out" "hello rank $r of 4 universe 4 on $me sum 6"; done
+
+# A rank's PMIX_* variables are this server's alone: none inherited from a
+# PMIx job that ddl itself runs in.
+PMIX_LEFTOVER=1 PMIX_NAMESPACE=elsewhere expect_exit 0 host --ranks 1 -- sh -c 'env | grep "^PMIX_"'
+expect_not_contains "$t/out" "PMIX_LEFTOVER"
+expect_not_contains "$t/out" "PMIX_NAMESPACE=elsewhere"
+expect_contains "$t/out" "PMIX_NAMESPACE=ddl-"
 
 # The keys as a bare PMIx client reads them.
 expect_exit 0 host --ranks 2 -- "$t/pmix_keys"
@@ -37,7 +47,7 @@ expect_not_contains "$t/out" "missing"
 # an orted of its own).
 "$DDL" worker pmix-host --ranks 3 -- "$t/pmix_hello" 3 >"$t/out" 2>"$t/err" &
 ddl_pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 600); do
   (($(grep -c "^hello rank" "$t/out" || true) == 3)) && break
   sleep 0.05
 done
@@ -49,6 +59,7 @@ tree=$(ps -eo pid=,ppid=,comm= | awk -v top="$ddl_pid" '
 if grep -Exq 'mpirun|mpiexec|orted|orterun|prted|prterun' <<<"$tree"; then fail "an MPI daemon runs under ddl: $tree"; fi
 [[ $(pgrep -c -P "$ddl_pid" -x pmix_hello) == 3 ]] || fail "the ranks are not ddl's children"
 wait "$ddl_pid" || fail "pmix-host with sleeping ranks failed: $(cat "$t/err")"
+ddl_pid=""
 
 # mpi4py (Debian's python3-mpi4py, from scripts/deps.sh): helloworld and ringtest.
 /usr/bin/python3 -c 'import mpi4py' || fail "python3-mpi4py is not installed (scripts/deps.sh)"
@@ -75,7 +86,7 @@ expect_contains "$t/err" "rank 1 exited with code 0 without calling MPI_Finalize
 # Ctrl-C: forwarded to every rank, exit 130, nothing left.
 "$DDL" worker pmix-host --ranks 3 -- "$t/pmix_fail" sleep >"$t/out" 2>"$t/err" &
 ddl_pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 600); do
   (($(grep -c "started" "$t/out" || true) == 3)) && break
   sleep 0.05
 done
@@ -83,6 +94,7 @@ expect_contains "$t/out" "rank 2 started"
 kill -INT "$ddl_pid"
 got=0
 wait "$ddl_pid" || got=$?
+ddl_pid=""
 [[ $got == 130 ]] || fail "Ctrl-C gave exit $got: $(cat "$t/err")"
 expect_contains "$t/err" "interrupted by SIGINT"
 [[ -z $(pgrep -f -- "$t/pmix_fail") ]] || fail "ranks left after Ctrl-C: $(pgrep -af -- "$t/pmix_fail")"

@@ -66,7 +66,7 @@ expect_not_contains "$t/out" "missing"
 # While the ranks run: no MPI daemon in any host's namespace.
 native_bg -- "$t/pmix_hello" 3
 runner=$!
-for _ in $(seq 200); do
+for _ in $(seq 600); do
   (($(grep -c "hello rank" "$t/out" || true) == 8)) && break
   sleep 0.05
 done
@@ -93,7 +93,7 @@ hosts_clean "MPI_Abort"
 # Ctrl-C to ddl: exit 130, nothing left on any host.
 native_bg -- "$t/pmix_fail" sleep
 runner=$!
-for _ in $(seq 200); do
+for _ in $(seq 600); do
   (($(grep -c "started" "$t/out" || true) == 8)) && break
   sleep 0.05
 done
