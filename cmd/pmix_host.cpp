@@ -16,6 +16,7 @@
 #include "rendezvous/client.hpp"
 #include "src/pmix/host.hpp"
 #include "src/util/duration.hpp"
+#include "src/util/net.hpp"
 #include "src/util/process.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
@@ -31,11 +32,6 @@ struct PmixHostFlags {
   std::string grace = "10s";
   std::string fence_timeout = "8760h";
 };
-
-std::string own_hostname() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? name : "localhost";
-}
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
@@ -90,7 +86,8 @@ Result<int> run_pmix_host(const PmixHostFlags& flags) {
   run.argv = trailing_command();
   run.env = rank_base_env();
   run.grace = *grace;
-  pmix::HostShare mine{own_hostname(), flags.ranks};
+  std::string name = net::own_hostname();
+  pmix::HostShare mine{name.empty() ? "localhost" : name, flags.ranks};
   std::string nspace = "ddl-" + env_or("DDL_JOB", std::to_string(::getpid())) + "-" +
                        env_or("DDL_ATTEMPT", "0");
   std::vector<std::string> hosts{describe_host(mine, nspace)};
