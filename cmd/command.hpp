@@ -63,5 +63,7 @@ void add_rsh(CLI::App& app, Command& selected);
 void add_run(CLI::App& app, Command& selected);
 void add_sweep(CLI::App& app, Command& selected);
 void add_worker(CLI::App& app, Command& selected);
+// `ddl worker pmix-host` (cmd/pmix_host.cpp), under `ddl worker`.
+void add_pmix_host_worker(CLI::App& worker, Command& selected);
 
 } // namespace ddl::cmd
