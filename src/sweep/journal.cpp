@@ -11,8 +11,8 @@
 
 #include <fmt/core.h>
 
+#include "src/util/json.hpp"
 #include "src/util/process.hpp"
-#include "src/launch/output.hpp"
 
 namespace ddl::sweep {
 

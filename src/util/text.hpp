@@ -29,4 +29,7 @@ std::optional<long long> parse_int(std::string_view text);
 // Quotes one word for POSIX sh ('...' with ' as '\'').
 std::string shell_quote(std::string_view word);
 
+// `text` with every invalid UTF-8 byte replaced by U+FFFD (JSON needs UTF-8).
+std::string valid_utf8(std::string_view text);
+
 } // namespace ddl

@@ -72,7 +72,7 @@ TEST_CASE("srun --label output: lines to ranks, markers out, the first own failu
   CHECK(output.step() == "7.2");
   REQUIRE(output.first_failure());
   CHECK(*output.first_failure() == std::pair{3, 3});
-  CHECK(output.srun_text() == "srun: error: h2: task 3: Exited with exit code 3\n");
+  CHECK(output.launcher_text() == "srun: error: h2: task 3: Exited with exit code 3\n");
 }
 
 TEST_CASE("srun --label output: srun's own report when the marker is lost", "[slurm]") {
