@@ -92,8 +92,12 @@ void LauncherBackend::run(LauncherCommand command, RankEvents& events) {
   for (int rank = 0; rank < world; ++rank) {
     events.started(rank, child->pid);
   }
-  auto output = parse_output(world, [&events](int rank, Stream stream, std::string_view bytes) {
-    events.output(rank, stream, bytes);
+  // A rank's end is its last event: what the launcher says for it later
+  // (Slurm's "STEP CANCELLED" comes as a rank's stderr) goes nowhere.
+  auto output = parse_output(world, [this, &events](int rank, Stream stream, std::string_view bytes) {
+    if (rank >= 0 && static_cast<std::size_t>(rank) < reported_.size() && !reported_[static_cast<std::size_t>(rank)]) {
+      events.output(rank, stream, bytes);
+    }
   });
   int status = pump_and_wait(*child, [&](Stream stream, std::string_view bytes) {
     output->feed(stream, bytes);

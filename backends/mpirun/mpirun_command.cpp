@@ -22,6 +22,9 @@ std::string rank_script(int world_size) {
          "( while kill -0 \"$__ddl_p\" 2>/dev/null; do sleep 1; done\n"
          "  kill -s TERM -- -$$ 2>/dev/null; sleep 2; kill -s KILL -- -$$ 2>/dev/null ) </dev/null >/dev/null 2>&1 &\n"
          "__ddl_w=$!\n"
+         // Open MPI signals the rank's whole process group: SIGUSR1 and
+         // SIGUSR2 are the rank's to answer, not the end of this wrapper.
+         "trap : USR1 USR2\n"
          "\"$@\"\n"
          "__ddl_rc=$?\n"
          "kill \"$__ddl_w\" 2>/dev/null\n" +

@@ -509,9 +509,9 @@ struct JobRun {
   Output& output;
   const Plan* plan;
   std::vector<RankLaunch> launches;  // the next attempt's
-  SteadyClock::time_point started = SteadyClock::now();
+  SteadyClock::time_point started;
   std::optional<SteadyClock::time_point> deadline;
-  std::size_t announced = 0;  // excluded hosts already named
+  std::size_t announced;  // excluded hosts already named
 
   // Names the hosts the policy left out since the last call.
   void announce_excluded(int attempt) {
@@ -664,12 +664,13 @@ Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuil
     return fail(launches.error());
   }
   Output output(with_labels(options.output, first_plan));
-  JobRun job{backend, build, options, policy, output, &first_plan, std::move(*launches)};
-  job.announce_excluded(0);
-  job.deadline = options.deadline;
-  if (options.timeout && !job.deadline) {
-    job.deadline = job.started + *options.timeout;
+  const auto started = SteadyClock::now();
+  std::optional<SteadyClock::time_point> deadline = options.deadline;
+  if (options.timeout && !deadline) {
+    deadline = started + *options.timeout;
   }
+  JobRun job{backend, build, options, policy, output, &first_plan, std::move(*launches), started, deadline, 0};
+  job.announce_excluded(0);
   // The attempt loop: each attempt starts the gang and supervises it until
   // every rank is gone; after a failure the restart decision says whether
   // another follows.
