@@ -21,6 +21,7 @@
 #include "backends/launcher_command.hpp"
 #include "backends/per_rank_backend.hpp"
 #include "src/util/text.hpp"
+#include "tests/unit/shell_run.hpp"
 
 using namespace ddl;
 
@@ -190,19 +191,9 @@ TEST_CASE("the rank script takes its own rank's env and reports a failure", "[la
                              rank_script_exit_line(names) + "exit \"$__ddl_rc\"\n";
   auto run = [&](const std::string& prefix) {
     ::setenv("DDL_TEST_SCRIPT", script.c_str(), 1);
-    FILE* pipe = ::popen((prefix + " FAKE_ENV_0=\"export A='zero'\" FAKE_ENV_1=\"export A='one'\" FAKE_EXTRA=x "
-                                   "sh -c \"$DDL_TEST_SCRIPT\" ddl-rank sh -c "
-                                   "'echo \"$A|${FAKE_ENV_0-unset}|${FAKE_EXTRA-unset}\"; exit 3' 2>&1")
-                             .c_str(),
-                         "r");
-    REQUIRE(pipe != nullptr);
-    std::string said;
-    char buffer[256];
-    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
-      said += buffer;
-    }
-    int status = ::pclose(pipe);
-    return std::pair{WEXITSTATUS(status), said};
+    return test::run_shell(prefix + " FAKE_ENV_0=\"export A='zero'\" FAKE_ENV_1=\"export A='one'\" FAKE_EXTRA=x "
+                                    "sh -c \"$DDL_TEST_SCRIPT\" ddl-rank sh -c "
+                                    "'echo \"$A|${FAKE_ENV_0-unset}|${FAKE_EXTRA-unset}\"; exit 3' 2>&1");
   };
   CHECK(run("FAKE_RANK=1") == std::pair{3, std::string("one|unset|unset\nddl-fake: rank 1 exit 3\n")});
   CHECK(run("FAKE_RANK=") == std::pair{125, std::string("ddl: not started by fake\n")});
@@ -235,35 +226,38 @@ TEST_CASE("LauncherBackend: the gang starts at once; every signal_all is deliver
   std::filesystem::remove(backend.release);
 }
 
-TEST_CASE("LauncherBackend: the blamed rank's end, SIGTERM for the others, or the launcher's failure", "[launcher]") {
+namespace {
+
+// A gang of 3 under the fake launcher, released at once, ending as `end` says.
+std::vector<std::pair<int, RankExit>> run_released(const std::string& end) {
+  FakeLauncher backend(end);
+  { std::FILE* f = std::fopen(backend.release.c_str(), "w"); std::fclose(f); }
   auto gang = gang_of(3);
+  REQUIRE(backend.prepare(plan_of(3), gang));
+  Recorder events;
+  REQUIRE(backend.start(gang, events).started == 3);
+  REQUIRE(events.wait_for([&] { return events.exit_count() == 3; }));
+  backend.shutdown();
+  std::filesystem::remove(backend.release);
+  return events.exits();
+}
+
+} // namespace
+
+TEST_CASE("LauncherBackend: the blamed rank's end, SIGTERM for the others, or the launcher's failure", "[launcher]") {
   SECTION("a rank's marker") {
-    FakeLauncher backend("echo 'ddl-fake: rank 1 exit 7' >&2; exit 1");
-    { std::FILE* f = std::fopen(backend.release.c_str(), "w"); std::fclose(f); }
-    REQUIRE(backend.prepare(plan_of(3), gang));
-    Recorder events;
-    REQUIRE(backend.start(gang, events).started == 3);
-    REQUIRE(events.wait_for([&] { return events.exit_count() == 3; }));
-    auto exits = events.exits();
+    auto exits = run_released("echo 'ddl-fake: rank 1 exit 7' >&2; exit 1");
     CHECK(exits[0].first == 1);
     CHECK(exits[0].second.code == 7);
     CHECK(exits[1].second.code == 128 + SIGTERM);
     CHECK(exits[1].second.signal == SIGTERM);
     CHECK(exits[2].second.code == 128 + SIGTERM);
-    std::filesystem::remove(backend.release);
   }
   SECTION("the launcher failed on its own") {
-    FakeLauncher backend("echo 'no such host: h2'; exit 2");
-    { std::FILE* f = std::fopen(backend.release.c_str(), "w"); std::fclose(f); }
-    REQUIRE(backend.prepare(plan_of(3), gang));
-    Recorder events;
-    REQUIRE(backend.start(gang, events).started == 3);
-    REQUIRE(events.wait_for([&] { return events.exit_count() == 3; }));
-    for (const auto& [rank, how] : events.exits()) {
+    for (const auto& [rank, how] : run_released("echo 'no such host: h2'; exit 2")) {
       CHECK(how.code == 2);
       CHECK(how.launch_error == "fake-launcher failed (exit 2):\nno such host: h2");
     }
-    std::filesystem::remove(backend.release);
   }
 }
 
