@@ -24,8 +24,8 @@ public:
   explicit UnavailableBackend(BackendKind kind) : name_(to_string(kind)) {}
   std::string_view name() const override { return name_; }
   Result<void> prepare(const Plan&, std::span<const RankLaunch>) override { return failure(); }
-  Result<void> start(const RankLaunch&, RankEvents&) override { return failure(); }
-  void signal(int, int) override {}
+  GangStart start(std::span<const RankLaunch>, RankEvents&) override { return {0, failure().error()}; }
+  void signal_all(int) override {}
   void shutdown() override {}
 
 private:

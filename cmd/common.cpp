@@ -8,7 +8,6 @@
 #include <cstdio>
 
 #include "cmd/command.hpp"
-#include "src/launch/output.hpp"
 #include "src/util/json.hpp"
 #include "src/util/log.hpp"
 #include "src/util/signals.hpp"

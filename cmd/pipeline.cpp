@@ -18,6 +18,7 @@
 #include "src/render/launches.hpp"
 #include "src/util/file.hpp"
 #include "src/util/net.hpp"
+#include "src/util/phase_timer.hpp"
 #include "src/util/signals.hpp"
 
 extern char** environ;
@@ -184,6 +185,7 @@ Result<Inventory> probed_hosts(const JobSpec& job, Backend& backend, Inventory h
 }
 
 Result<PlannedJob> plan_job(const JobSpec& job) {
+  PhaseTimer finding("hosts");
   auto selected = select_backend(job);
   if (!selected) {
     return fail(selected.error());
@@ -197,6 +199,8 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
       return fail(hosts.error());
     }
   }
+  finding.end();
+  PhaseTimer planning("plan");
   auto plan = make_plan(job, *hosts);
   if (!plan) {
     return fail(plan.error());
@@ -365,7 +369,9 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   if (auto made = error_dir.make(job, backend); !made) {
     return fail(made.error());
   }
+  PhaseTimer connecting("connect");
   auto first = start_round(job, backend, planned.plan, error_dir.path(), {});
+  connecting.end();
   if (!first) {
     return fail(first.error());
   }
@@ -410,7 +416,9 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     const std::string token = round->ctx.token;
     const KeptPort kept{round->plan.hosts.front().name, round->ctx.master_port};
     round.reset();  // the old rendezvous' port is free again
+    PhaseTimer reconnecting(fmt::format("connect (attempt {})", attempt));
     auto next = start_round(job, backend, std::move(*plan), error_dir.path(), token, kept);
+    reconnecting.end();
     if (!next) {
       return fail(next.error());
     }
@@ -420,13 +428,16 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     if (!launches) {
       return fail(launches.error());
     }
+    PhaseTimer preflight(fmt::format("preflight (attempt {})", attempt));
     if (auto prepared = backend.prepare(round->plan, *launches); !prepared) {
       return fail(prepared.error());
     }
     return NextRound{&round->plan, std::move(*launches), {}};
   };
   auto code = supervise(backend, round->plan, build, supervisor);
+  PhaseTimer shutting_down("shut down");
   backend.shutdown();
+  shutting_down.end();
   if (live) {
     live->finished(code ? *code : to_int(code.error().code));
   }

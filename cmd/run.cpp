@@ -13,6 +13,7 @@
 #include "src/render/launches.hpp"
 #include "src/render/render.hpp"
 #include "src/util/line_prefix.hpp"
+#include "src/util/phase_timer.hpp"
 
 extern char** environ;
 
@@ -82,7 +83,9 @@ Result<OutputOptions> output_options(const JobSpec& job, const Plan& plan, bool 
 }
 
 Result<int> run_job(const RunOptions& opts) {
+  PhaseTimer reading("read job");
   auto job = load_job_for(opts.common, JobClock::starts);
+  reading.end();
   if (!job) {
     return fail(job.error());
   }

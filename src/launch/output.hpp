@@ -151,16 +151,7 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
 // of a secret: what a piece cut at the line cap must hold back.
 std::size_t secret_start_at_end(std::string_view text, const std::vector<std::string>& secrets);
 
-// "SIGKILL" for 9; "signal N" when unknown.
-std::string signal_name(int signo);
 // "exit code 3" or "SIGKILL".
 std::string describe_exit(const RankExit& how);
-// ISO 8601 UTC with milliseconds, for JSON events.
-std::string event_time_now();
-// `text` with every invalid UTF-8 byte replaced by U+FFFD (JSON needs UTF-8).
-std::string valid_utf8(std::string_view text);
-// Writes all of the buffers with one writev (repeated on partial writes).
-// False on error (errno is kept: EPIPE when the reader went away).
-bool write_fully(int fd, std::string_view a, std::string_view b = {}, std::string_view c = {});
 
 } // namespace ddl

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "src/util/duration.hpp"
+#include "src/util/signal_names.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {

@@ -43,7 +43,7 @@ void HostOutcome::exited(int rank, ProcessExit how) {
   auto& state = at(rank);
   state.exited = true;
   if (how.signal != 0) {
-    first_failure(how.code, fmt::format("rank {} was killed by {}", rank, signal_text(how.signal)));
+    first_failure(how.code, fmt::format("rank {} was killed by {}", rank, signal_name(how.signal)));
   } else if (how.code != 0) {
     first_failure(how.code, fmt::format("rank {} exited with code {}", rank, how.code));
   } else if (!state.finalized && m_any_connected) {

@@ -18,10 +18,11 @@
 
 #include <fmt/core.h>
 
-#include "src/launch/output.hpp"
 #include "src/sweep/metric.hpp"
+#include "src/util/file.hpp"
 #include "src/util/log.hpp"
 #include "src/util/process.hpp"
+#include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl::sweep {

@@ -207,4 +207,32 @@ std::string shell_word(std::string_view word) {
   return out + "'";
 }
 
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    bool ok = length > 0 && i + length <= text.size();
+    for (std::size_t k = 1; ok && k < length; ++k) {
+      ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    }
+    if (ok && length > 1) {
+      // Overlong forms, surrogates and code points above U+10FFFF.
+      auto second = static_cast<unsigned char>(text[i + 1]);
+      ok = !(lead == 0xC0 || lead == 0xC1 || (lead == 0xE0 && second < 0xA0) || (lead == 0xED && second >= 0xA0) ||
+             (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second >= 0x90) || lead > 0xF4);
+    }
+    if (ok) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else {
+      out.append("\xEF\xBF\xBD");  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
 } // namespace ddl

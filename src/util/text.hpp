@@ -51,4 +51,7 @@ std::string shell_quote(std::string_view word);
 // (bash, zsh, ksh and POSIX.1-2024 sh read it).
 std::string shell_word(std::string_view word);
 
+// `text` with every invalid UTF-8 byte replaced by U+FFFD (JSON needs UTF-8).
+std::string valid_utf8(std::string_view text);
+
 } // namespace ddl
