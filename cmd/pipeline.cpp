@@ -13,11 +13,11 @@
 #include "cmd/verbose.hpp"
 #include "rendezvous/launcher.hpp"
 #include "src/launch/live_server.hpp"
+#include "src/launch/plan_hosts.hpp"
 #include "src/launch/restart_policy.hpp"
 #include "src/launch/supervisor.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/file.hpp"
-#include "src/util/net.hpp"
 #include "src/util/signals.hpp"
 
 extern char** environ;
@@ -99,32 +99,6 @@ private:
   bool owned_ = false;
 };
 
-// Hosts that the launcher reaches at a loopback address are this machine
-// (a name that Debian maps to 127.0.1.1, "localhost"): when some host is
-// remote, they get the address this machine has toward the first remote one,
-// which remote ranks can reach (MASTER_ADDR, TF_CONFIG, hostfiles).
-Inventory routable_addresses(Inventory hosts, bool ranks_are_local) {
-  if (ranks_are_local) {
-    return hosts;
-  }
-  auto remote = std::ranges::find_if(hosts, [](const Host& host) { return !net::is_loopback(host.address); });
-  if (remote == hosts.end()) {
-    return hosts;
-  }
-  net::Route route = net::route_to(remote->address);
-  if (route.end != net::RouteEnd::found) {
-    return hosts;
-  }
-  for (Host& host : hosts) {
-    if (net::is_loopback(host.address)) {
-      spdlog::info("{}: address {} is this machine's loopback; remote ranks reach it at {}", host.name,
-                   host.address, route.address);
-      host.address = route.address;
-    }
-  }
-  return hosts;
-}
-
 // The job's control socket (ddl ps, logs, stop, signal); none, with a
 // warning, when the runtime folder is unsafe: the job itself still runs.
 std::unique_ptr<LiveServer> start_live(const JobSpec& job, const PlannedJob& planned) {
@@ -175,27 +149,15 @@ Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& b
   return found;
 }
 
-Result<Inventory> probed_hosts(const JobSpec& job, Backend& backend, Inventory hosts) {
-  auto probed = backend.probe_gpus(std::move(hosts));
-  if (!probed) {
-    return probed;
-  }
-  return filter_hosts(std::move(*probed), job.hosts);
-}
-
 Result<PlannedJob> plan_job(const JobSpec& job) {
   auto selected = select_backend(job);
   if (!selected) {
     return fail(selected.error());
   }
   PlannedJob planned{std::move(selected->backend), std::move(selected->why), {}};
-  Result<Inventory> hosts = routable_addresses(planned.backend->resolve_addresses(std::move(selected->hosts)),
-                                                planned.backend->ranks_are_local());
-  if (job.hosts.slots_from_gpus) {
-    hosts = probed_hosts(job, *planned.backend, std::move(*hosts));
-    if (!hosts) {
-      return fail(hosts.error());
-    }
+  auto hosts = hosts_for_plan(job, *planned.backend, std::move(selected->hosts));
+  if (!hosts) {
+    return fail(hosts.error());
   }
   auto plan = make_plan(job, *hosts);
   if (!plan) {
@@ -316,19 +278,6 @@ bool usable_hosts(Backend& backend, Inventory& hosts, RestartPolicy& policy) {
   return within_limit;
 }
 
-// The hosts found again (the host source re-run), as plan_job finds them.
-Result<Inventory> hosts_again(const JobSpec& job, Backend& backend) {
-  auto found = hosts_for(job, backend);
-  if (!found) {
-    return fail(found.error());
-  }
-  Result<Inventory> hosts = routable_addresses(backend.resolve_addresses(std::move(*found)), backend.ranks_are_local());
-  if (job.hosts.slots_from_gpus) {
-    hosts = backend.probe_gpus(std::move(*hosts));
-  }
-  return hosts;
-}
-
 // The plan on the usable hosts, or why there is none ("" plan on success).
 Result<Plan> elastic_plan(const JobSpec& job, Backend& backend, Inventory hosts, RestartPolicy& policy) {
   if (!usable_hosts(backend, hosts, policy)) {
@@ -396,7 +345,7 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     return launches;
   };
   supervisor.replan = [&](int attempt, RestartPolicy& rules) -> Result<NextRound> {
-    auto hosts = hosts_again(job, backend);
+    auto hosts = hosts_for_plan(job, backend);
     if (!hosts) {
       return NextRound{nullptr, {}, "the host source failed: " + hosts.error().message};
     }

@@ -26,12 +26,8 @@ struct PlannedJob {
   Inventory hosts{};        // every host found, before placement
 };
 
-// slots = "gpus": each host's GPUs probed through the backend, then
-// --include / --exclude applied to them (the slot ids are the GPUs).
-Result<Inventory> probed_hosts(const JobSpec& job, Backend& backend, Inventory hosts);
-
 // The backend that runs the job (select_backend: auto chosen, mismatches
-// refused), its hosts (GPU counts probed through it for slots = "gpus") and
+// refused), its hosts (the host pipeline, src/launch/plan_hosts.hpp) and
 // the rank plan on them.
 Result<PlannedJob> plan_job(const JobSpec& job);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <cstdio>
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -8,6 +10,11 @@
 
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
+#include "src/sweep/metric.hpp"
+#include "src/sweep/trial_contract.hpp"
+#include "src/util/log.hpp"
+#include "src/util/rank_logs.hpp"
+#include "src/util/signals.hpp"
 #include "src/render/launches.hpp"
 #include "src/render/render.hpp"
 #include "src/util/line_prefix.hpp"
@@ -21,6 +28,7 @@ namespace {
 struct RunOptions {
   CommonOptions common;
   bool dry_run = false;
+  std::string trial;  // --trial REQUEST: one attempt of a sweep's trial
 };
 
 // --dry-run: the plan table, the interface per host and why, then what the
@@ -79,29 +87,100 @@ Result<OutputOptions> output_options(const JobSpec& job, const Plan& plan, bool 
   return output;
 }
 
+// Plans and launches `job` (its timeout already running); `on_planned` is
+// told the plan before the launch.
+Result<int> plan_and_launch(const JobSpec& job, const RunOptions& opts, LaunchOptions launch,
+                            const std::function<void(const Plan&)>& on_planned = {}) {
+  if (auto has_command = require_command(job); !has_command) {
+    return fail(has_command.error());
+  }
+  auto planned = plan_job(job);
+  if (!planned) {
+    return fail(planned.error());
+  }
+  if (opts.dry_run) {
+    return print_dry_run(job, *planned, opts.common.json);
+  }
+  auto output = output_options(job, planned->plan, opts.common.json);
+  if (!output) {
+    return fail(output.error());
+  }
+  output->on_summary = std::move(launch.output.on_summary);
+  launch.output = std::move(*output);
+  launch.max_restarts = job.max_restarts;
+  if (on_planned) {
+    on_planned(planned->plan);
+  }
+  return launch_job(job, *planned, launch);
+}
+
 Result<int> run_job(const RunOptions& opts) {
   auto job = load_job_for(opts.common, JobClock::starts);
   if (!job) {
     return fail(job.error());
   }
-  if (auto has_command = require_command(*job); !has_command) {
-    return fail(has_command.error());
-  }
-  auto planned = plan_job(*job);
-  if (!planned) {
-    return fail(planned.error());
-  }
-  if (opts.dry_run) {
-    return print_dry_run(*job, *planned, opts.common.json);
-  }
-  auto output = output_options(*job, planned->plan, opts.common.json);
-  if (!output) {
-    return fail(output.error());
-  }
+  return plan_and_launch(*job, opts, {});
+}
+
+// A trial's job launched; what the run tells of itself goes into `result`.
+Result<int> launch_trial(const JobSpec& job, const RunOptions& opts, sweep::TrialResult& result) {
+  stop::set_timeout(job.timeout);
   LaunchOptions launch;
-  launch.output = std::move(*output);
-  launch.max_restarts = job->max_restarts;
-  return launch_job(*job, *planned, launch);
+  launch.output.on_summary = [&result](const JobSummary& summary) {
+    result.reason = summary.result;
+    result.gang_attempts = summary.attempts;
+  };
+  return plan_and_launch(job, opts, std::move(launch),
+                         [&result](const Plan& plan) { result.hosts = sweep::plan_hosts_json(plan); });
+}
+
+// How the trial ended: its code or error, rank 0's logs, its metric.
+void record_end(const Result<int>& code, const sweep::TrialRequest& request, const JobSpec* job,
+                sweep::TrialResult& result) {
+  result.exit_code = code ? *code : to_int(code.error().code);
+  if (!code) {
+    result.error = code.error().message;
+    result.reason = result.reason.empty() ? sweep::error_reason(code.error()) : result.reason;
+  }
+  if (job == nullptr) {
+    return;
+  }
+  if (result.gang_attempts > 0) {
+    result.rank0_logs = rank_output_logs(job->log_dir, 0, result.gang_attempts - 1, job->split_logs);
+  }
+  if (job->sweep && job->sweep->metric) {
+    if (auto found = sweep::find_metric(request.trial_dir, result.rank0_logs, job->sweep->metric->name)) {
+      result.metric = found->value;
+      result.metric_source = found->source;
+    }
+  }
+}
+
+// One attempt of a sweep's trial, as its request.json asks; its result.json
+// written at the end, whatever the end (src/sweep/trial_contract.hpp).
+Result<int> run_trial(const RunOptions& opts) {
+  if (auto armed = start_command(opts.common); !armed) {
+    return fail(armed.error());
+  }
+  if (!opts.common.job_file.empty() || opts.dry_run) {
+    return fail(ExitCode::usage, "--trial: the request is the whole job; give no job file or --dry-run with it");
+  }
+  auto request = sweep::read_request(opts.trial);
+  if (!request) {
+    return fail(request.error());
+  }
+  sweep::TrialResult result{request->trial, request->attempt};
+  result.started = event_time_now();
+  const auto start = std::chrono::steady_clock::now();
+  auto job = sweep::trial_job(*request);
+  Result<int> code = job ? launch_trial(*job, opts, result) : Result<int>(fail(job.error()));
+  record_end(code, *request, job ? &*job : nullptr, result);
+  result.ended = event_time_now();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (auto written = sweep::write_json_file(request->result, sweep::result_json(result)); !written) {
+    print_warning(written.error().message);
+  }
+  return code;
 }
 
 } // namespace
@@ -128,10 +207,13 @@ void add_run(CLI::App& app, Command& selected) {
                 "Print each rank's whole output once at the end, identical ones together (like dshbak -c)");
   sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank (repeatable)")
       ->allow_extra_args(false);
+  // The trial contract (man ddl, TRIAL CONTRACT): how `ddl sweep` runs a trial; not for users.
+  sub->add_option("--trial", opts->trial, "Run one attempt of a sweep's trial from its request.json")
+      ->group("");
   sub->footer("Everything after -- is the command (replaces job.command).");
   sub->callback([&selected, opts] {
     selected = [opts] {
-      auto code = run_job(*opts);
+      auto code = opts->trial.empty() ? run_job(*opts) : run_trial(*opts);
       return code ? *code : report(code.error());
     };
   });

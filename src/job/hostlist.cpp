@@ -309,6 +309,31 @@ std::string format_labels(const Labels& labels) {
   return out;
 }
 
+std::string format_login(std::string_view user, std::string_view host, std::optional<int> port) {
+  std::string address(host);
+  if (port) {
+    address = (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" + std::to_string(*port);
+  }
+  return user.empty() ? address : std::string(user) + "@" + address;
+}
+
+std::string format_host_spec(const HostSpec& spec) {
+  std::string text;
+  if (spec.port) {
+    text = format_login(spec.user, spec.name, spec.port) + ":" + std::to_string(spec.slots.value_or(1));
+  } else {
+    const bool v6 = spec.name.find(':') != std::string::npos;
+    text = (spec.user.empty() ? "" : spec.user + "@") + (v6 && spec.slots ? "[" + spec.name + "]" : spec.name);
+    if (spec.slots) {
+      text += ":" + std::to_string(*spec.slots);
+    }
+  }
+  if (!spec.labels.empty()) {
+    text += " " + format_labels(spec.labels);
+  }
+  return text;
+}
+
 Result<std::vector<HostSpec>> expand_hostlist(std::string_view text) {
   if (trim(text).empty()) {
     return bad("empty host list");

@@ -225,7 +225,7 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   }
   int np = 0;
   if (launch.read_int("np", np, 1, k_max_world_size)) {
-    job.launch.np = np;
+    job.launch.np.max = np;
   }
   launch.read_bool("bind_gpus", job.launch.bind_gpus);
   read_elastic(launch, job);

@@ -123,13 +123,13 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
   }
   std::vector<LeftOutHost> unused;
   const long long slots = total_slots(eligible_hosts(job.placement, inventory, unused));
-  long long np = job.launch.np ? *job.launch.np : slots;
-  if (job.launch.min_np && np > slots) {
-    if (slots < *job.launch.min_np) {
+  long long np = job.launch.np.max ? *job.launch.np.max : slots;
+  if (job.launch.np.min && np > slots) {
+    if (slots < *job.launch.np.min) {
       return fail(ExitCode::usage, fmt::format("{} slot{} left on {} eligible host{}, below min_np {}", slots,
                                                slots == 1 ? "" : "s", inventory.size() - unused.size(),
                                                inventory.size() - unused.size() == 1 ? "" : "s",
-                                               *job.launch.min_np));
+                                               *job.launch.np.min));
     }
     np = slots;  // elastic: as many ranks as the hosts left hold
   }

@@ -126,7 +126,7 @@ void append_env_block(std::string& out, int rank, std::string_view host, const E
 bool shows_placement(const JobSpec& job) {
   const PlacementSection& placement = job.placement;
   return placement.strategy != PlacementStrategy::in_order || !placement.constraints.empty() ||
-         !placement.order.empty() || job.launch.min_np.has_value();
+         !placement.order.empty() || job.launch.np.min.has_value();
 }
 
 std::string placement_text(const JobSpec& job, const Plan& plan) {
