@@ -16,6 +16,8 @@
 #include "src/launch/plan_hosts.hpp"
 #include "src/launch/restart_policy.hpp"
 #include "src/launch/supervisor.hpp"
+#include "src/render/frameworks/horovod.hpp"
+#include "src/render/frameworks/torch.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/file.hpp"
 #include "src/util/signals.hpp"
@@ -26,22 +28,15 @@ namespace ddl::cmd {
 
 namespace {
 
-// torch's default, where the backend cannot look for a free port.
-constexpr int k_torch_default_port = 29500;
-
-bool uses(const JobSpec& job, Framework framework) {
-  return std::ranges::find(job.frameworks, framework) != job.frameworks.end();
-}
-
 // torch.master_port as launched, looked at on rank 0's host through the
-// backend: the job's, checked free (JAX's coordinator takes the next port
-// too), or a free one when it is 0.
+// backend: the job's, checked free (with the ports its frameworks take after
+// it), or free ones when it is 0.
 Result<int> launch_master_port(const JobSpec& job, Backend& backend, const Plan& plan) {
   const int first = job.torch.master_port;
-  if (!uses(job, Framework::torch) && !uses(job, Framework::jax)) {
+  const int count = master_ports_needed(job);
+  if (count == 0) {
     return first;
   }
-  const int count = uses(job, Framework::jax) ? 2 : 1;
   auto checked = backend.master_port(plan.hosts.front(), first, count);
   if (!checked) {
     return first != 0 ? first : k_torch_default_port;
@@ -52,11 +47,8 @@ Result<int> launch_master_port(const JobSpec& job, Backend& backend, const Plan&
   return **checked;
 }
 
-// Whether ddl gives torch ranks a TORCHELASTIC_ERROR_FILE: for ranks on this
-// machine, whose files it reads back, unless the user sets one.
 bool wants_error_dir(const JobSpec& job, const Backend& backend) {
-  return uses(job, Framework::torch) && backend.ranks_are_local() &&
-         !user_sets_env(job, "TORCHELASTIC_ERROR_FILE");
+  return wants_error_files(job, backend.ranks_are_local());
 }
 
 // The folder of the ranks' TORCHELASTIC_ERROR_FILE: --log-dir (the files
@@ -176,7 +168,7 @@ LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned) {
   LaunchContext ctx;
   ctx.master_port = job.torch.master_port;
   ctx.backend = backend_shown(planned);
-  ctx.horovod_gloo = uses_horovod_gloo(job, *planned.backend);
+  ctx.horovod_gloo = uses_horovod_gloo(job, planned.backend->starts_mpi_world());
   if (wants_error_dir(job, *planned.backend)) {
     ctx.error_dir = job.log_dir.empty() ? "<error-dir>" : job.log_dir;
   }
@@ -186,11 +178,6 @@ LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned) {
 std::string backend_shown(const PlannedJob& planned) {
   const std::string name(planned.backend->name());
   return planned.backend_why.empty() ? name : name + " (" + planned.backend_why + ")";
-}
-
-bool uses_horovod_gloo(const JobSpec& job, const Backend& backend) {
-  return std::ranges::find(job.frameworks, Framework::horovod) != job.frameworks.end() &&
-         !backend.starts_mpi_world();
 }
 
 RankPlace rank_place(const Backend& backend) {
@@ -239,7 +226,7 @@ Result<std::unique_ptr<Round>> start_round(const JobSpec& job, Backend& backend,
   }
   ctx.error_dir = error_dir;
   // Before any rank: its address and the token go into every rank's env.
-  ctx.horovod_gloo = uses_horovod_gloo(job, backend);
+  ctx.horovod_gloo = uses_horovod_gloo(job, backend.starts_mpi_world());
   // The hang watchdog's board: the ranks' lines and heartbeats feed it.
   if (job.watchdog.enabled()) {
     round->progress = std::make_shared<ProgressBoard>(round->plan.world_size, job.watchdog);

@@ -51,10 +51,6 @@ std::string rank0_address(const Plan& plan);
 // the deadline) while probing is an error.
 Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& backend, const Plan& plan);
 
-// Whether the job's Horovod ranks need Horovod's gloo rendezvous: horovod
-// is among its frameworks and the backend forms no MPI world.
-bool uses_horovod_gloo(const JobSpec& job, const Backend& backend);
-
 // Where the backend runs ranks, for what of the launcher's env they get.
 RankPlace rank_place(const Backend& backend);
 

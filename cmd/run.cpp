@@ -16,7 +16,8 @@
 #include "src/util/rank_logs.hpp"
 #include "src/util/signals.hpp"
 #include "src/render/launches.hpp"
-#include "src/render/render.hpp"
+#include "src/render/render_interfaces.hpp"
+#include "src/render/render_plan.hpp"
 #include "src/util/line_prefix.hpp"
 
 extern char** environ;

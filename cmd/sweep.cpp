@@ -18,6 +18,7 @@
 #include "cmd/command.hpp"
 #include "src/launch/plan_hosts.hpp"
 #include "src/plan/plan.hpp"
+#include "src/render/frameworks/torch.hpp"
 #include "src/sweep/results.hpp"
 #include "src/sweep/runner.hpp"
 #include "src/util/log.hpp"
@@ -108,7 +109,7 @@ Result<SweepJob> read_sweep_job(const SweepOptions& opts, const Overrides& overr
     return SweepJob{std::move(*snapshot), std::move(*job)};
   }
   // A new sweep (or the journal of a ddl that kept no snapshot): the file now.
-  const std::string& file = opts.common.job_file.empty() ? journal->sweep.value("job", "") : opts.common.job_file;
+  const std::string file = opts.common.job_file.empty() ? journal->sweep.value("job", "") : opts.common.job_file;
   auto text = read_job_file(file);
   if (!text) return fail(text.error());
   auto job = parse_job(*text, file, overrides);
@@ -133,11 +134,10 @@ Result<void> check_fixed_ports(const JobSpec& job, int most_at_once) {
   if (most_at_once < 2) {
     return {};
   }
-  auto uses = [&](Framework f) { return std::ranges::find(job.frameworks, f) != job.frameworks.end(); };
   std::string problem;
   if (job.rendezvous.port != 0) {
     problem = fmt::format("rendezvous.port = {}", job.rendezvous.port);
-  } else if (job.torch.master_port != 0 && (uses(Framework::torch) || uses(Framework::jax))) {
+  } else if (job.torch.master_port != 0 && master_ports_needed(job) > 0) {
     problem = fmt::format("torch.master_port = {}", job.torch.master_port);
   }
   if (problem.empty()) {

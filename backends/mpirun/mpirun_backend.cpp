@@ -18,7 +18,7 @@
 #include "backends/mpirun/mpirun_output.hpp"
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/ssh/ssh_probe.hpp"
-#include "src/render/render.hpp"
+#include "src/render/render_files.hpp"
 #include "src/util/net.hpp"
 #include "src/util/file.hpp"
 #include "src/util/text.hpp"

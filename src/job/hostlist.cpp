@@ -309,11 +309,12 @@ std::string format_labels(const Labels& labels) {
   return out;
 }
 
+std::string bracket_ipv6(std::string_view host) {
+  return host.find(':') != std::string_view::npos ? "[" + std::string(host) + "]" : std::string(host);
+}
+
 std::string format_login(std::string_view user, std::string_view host, std::optional<int> port) {
-  std::string address(host);
-  if (port) {
-    address = (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" + std::to_string(*port);
-  }
+  const std::string address = port ? bracket_ipv6(host) + ":" + std::to_string(*port) : std::string(host);
   return user.empty() ? address : std::string(user) + "@" + address;
 }
 
@@ -322,8 +323,7 @@ std::string format_host_spec(const HostSpec& spec) {
   if (spec.port) {
     text = format_login(spec.user, spec.name, spec.port) + ":" + std::to_string(spec.slots.value_or(1));
   } else {
-    const bool v6 = spec.name.find(':') != std::string::npos;
-    text = (spec.user.empty() ? "" : spec.user + "@") + (v6 && spec.slots ? "[" + spec.name + "]" : spec.name);
+    text = (spec.user.empty() ? "" : spec.user + "@") + (spec.slots ? bracket_ipv6(spec.name) : spec.name);
     if (spec.slots) {
       text += ":" + std::to_string(*spec.slots);
     }

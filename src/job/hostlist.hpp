@@ -38,6 +38,10 @@ struct HostSpec {
 // when none is known).
 std::string format_host_spec(const HostSpec& spec);
 
+// "[fe80::1]" for an IPv6 address, a name or IPv4 address as it is: a host
+// before ":port".
+std::string bracket_ipv6(std::string_view host);
+
 // "ml@10.0.0.5:2222", "[fe80::1]:2222" (brackets around an IPv6 address
 // with a port), or `host` alone: what ssh is told to reach.
 std::string format_login(std::string_view user, std::string_view host, std::optional<int> port);

@@ -224,6 +224,9 @@ std::optional<std::string> host_name_problem(std::string_view name);
 // nor words after "--"). Loading does not require one: render and hosts don't.
 Result<void> require_command(const JobSpec& job);
 
+// Whether `framework` is among the job's frameworks.
+bool uses_framework(const JobSpec& job, Framework framework);
+
 std::string_view to_string(BackendKind kind);
 std::string_view to_string(Framework framework);
 std::optional<BackendKind> parse_backend(std::string_view text);

@@ -14,7 +14,7 @@
 
 #include <fmt/core.h>
 
-#include "src/job/host_filter.hpp"
+#include "src/job/job_host_filter.hpp"
 #include "src/job/job_reader.hpp"
 
 namespace ddl::job_detail {

@@ -8,10 +8,6 @@ namespace ddl {
 
 namespace {
 
-bool has_framework(const JobSpec& job, Framework framework) {
-  return std::ranges::find(job.frameworks, framework) != job.frameworks.end();
-}
-
 long long total_slots(const Inventory& inventory) {
   long long sum = 0;
   for (const auto& host : inventory) {
@@ -173,7 +169,7 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
   // Roles are computed for every job (so `render --format tf-config` works),
   // but bad counts are an error only when the job uses tensorflow.
   if (auto ok = assign_tf_roles(job, plan.ranks); !ok) {
-    if (has_framework(job, Framework::tensorflow)) {
+    if (uses_framework(job, Framework::tensorflow)) {
       return fail(ok.error());
     }
     for (auto& slot : plan.ranks) {

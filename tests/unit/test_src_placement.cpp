@@ -3,7 +3,7 @@
 
 #include "src/plan/plan.hpp"
 #include "src/plan/placement.hpp"
-#include "src/render/render.hpp"
+#include "src/render/render_plan.hpp"
 #include "tests/unit/golden.hpp"
 #include "tests/unit/plan_fixtures.hpp"
 
