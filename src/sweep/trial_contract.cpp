@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -85,21 +86,36 @@ ParamValue param_from(const Json& value) {
   throw BadDocument("\"parameters\": a value is not a number, string or boolean");
 }
 
-// The set members of the options a snapshot keeps, by their option names.
+// The options a snapshot keeps, by their long names.
+constexpr std::array<std::pair<const char*, std::optional<std::string> Overrides::*>, 5> k_text_options{{
+    {"backend", &Overrides::backend},
+    {"timeout", &Overrides::timeout},
+    {"log_dir", &Overrides::log_dir},
+    {"output_ranks", &Overrides::output_ranks},
+    {"prefix", &Overrides::prefix},
+}};
+constexpr std::array<std::pair<const char*, bool Overrides::*>, 4> k_flag_options{{
+    {"strict_logs", &Overrides::strict_logs},
+    {"timestamps", &Overrides::timestamps},
+    {"split_logs", &Overrides::split_logs},
+    {"fold", &Overrides::fold},
+}};
+constexpr std::array<std::pair<const char*, std::vector<std::string> Overrides::*>, 2> k_list_options{{
+    {"env", &Overrides::env},
+    {"command", &Overrides::command},
+}};
+
+// The set members of the options a snapshot keeps.
 Json options_json(const Overrides& o) {
   Json doc = Json::object();
-  write_optional(doc, "backend", o.backend);
-  write_optional(doc, "timeout", o.timeout);
+  for (const auto& [key, member] : k_text_options) write_optional(doc, key, o.*member);
   write_optional(doc, "max_restarts", o.max_restarts);
-  write_optional(doc, "log_dir", o.log_dir);
-  write_optional(doc, "output_ranks", o.output_ranks);
-  write_optional(doc, "prefix", o.prefix);
-  for (const auto& [key, on] : {std::pair{"strict_logs", o.strict_logs}, std::pair{"timestamps", o.timestamps},
-                                std::pair{"split_logs", o.split_logs}, std::pair{"fold", o.fold}}) {
-    if (on) doc[key] = true;
+  for (const auto& [key, member] : k_flag_options) {
+    if (o.*member) doc[key] = true;
   }
-  if (!o.env.empty()) doc["env"] = o.env;
-  if (!o.command.empty()) doc["command"] = o.command;
+  for (const auto& [key, member] : k_list_options) {
+    if (!(o.*member).empty()) doc[key] = o.*member;
+  }
   return doc;
 }
 
@@ -108,20 +124,16 @@ Overrides options_from(const Json& doc) {
     throw BadDocument("\"options\": not an object");
   }
   Overrides o;
-  read_optional(doc, "backend", o.backend);
-  read_optional(doc, "timeout", o.timeout);
+  for (const auto& [key, member] : k_text_options) read_optional(doc, key, o.*member);
   read_optional(doc, "max_restarts", o.max_restarts);
-  read_optional(doc, "log_dir", o.log_dir);
-  read_optional(doc, "output_ranks", o.output_ranks);
-  read_optional(doc, "prefix", o.prefix);
-  for (const auto& [key, out] : {std::pair{"strict_logs", &o.strict_logs}, std::pair{"timestamps", &o.timestamps},
-                                 std::pair{"split_logs", &o.split_logs}, std::pair{"fold", &o.fold}}) {
+  for (const auto& [key, member] : k_flag_options) {
     std::optional<bool> on;
     read_optional(doc, key, on);
-    *out = on.value_or(false);
+    o.*member = on.value_or(false);
   }
-  if (doc.contains("env")) o.env = value_of<std::vector<std::string>>(doc, "env");
-  if (doc.contains("command")) o.command = value_of<std::vector<std::string>>(doc, "command");
+  for (const auto& [key, member] : k_list_options) {
+    if (doc.contains(key)) o.*member = value_of<std::vector<std::string>>(doc, key);
+  }
   return o;
 }
 
