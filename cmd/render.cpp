@@ -5,7 +5,10 @@
 
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
-#include "src/render/render.hpp"
+#include "src/render/frameworks/tensorflow.hpp"
+#include "src/render/render_env.hpp"
+#include "src/render/render_files.hpp"
+#include "src/render/render_plan.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::cmd {

@@ -11,7 +11,7 @@
 #include "backends/mpirun/mpirun_command.hpp"
 #include "backends/mpirun/mpirun_output.hpp"
 #include "backends/ssh/ssh_probe.hpp"
-#include "src/render/render.hpp"
+#include "src/render/render_files.hpp"
 #include "src/util/net.hpp"
 #include "src/util/process.hpp"
 #include "src/util/text.hpp"

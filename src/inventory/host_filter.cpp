@@ -5,7 +5,7 @@
 #include <fmt/core.h>
 
 #include "src/inventory/inventory.hpp"
-#include "src/job/host_filter.hpp"
+#include "src/job/job_host_filter.hpp"
 
 namespace ddl {
 

@@ -29,6 +29,9 @@ struct Host {
 // address alone when the host names no user and no port.
 std::string login_address(const Host& host);
 
+// `host` as a host spec: its name, login, slots, labels and GPU ids.
+HostSpec host_spec_of(const Host& host);
+
 using Inventory = std::vector<Host>;
 
 

@@ -22,7 +22,7 @@ std::string default_name(const std::string& origin) {
   return stem.empty() ? "ddl" : stem;
 }
 
-Result<std::string> read_job_file(const std::string& path) {
+Result<std::string> read_job_text(const std::string& path) {
   auto problem = [&path](std::string_view what) {
     return fail(ExitCode::usage, fmt::format("{}: {}", path, what));
   };
@@ -83,6 +83,8 @@ Result<JobSpec> build_job(const std::string_view* text, const std::string& origi
 
 } // namespace
 
+Result<std::string> read_job_file(const std::string& path) { return read_job_text(path); }
+
 Result<JobSpec> parse_job(std::string_view text, const std::string& origin,
                           const Overrides& overrides) {
   return build_job(&text, origin, overrides);
@@ -92,7 +94,7 @@ Result<JobSpec> load_job(const std::string& path, const Overrides& overrides) {
   if (path.empty()) {
     return build_job(nullptr, path, overrides);
   }
-  auto text = read_job_file(path);
+  auto text = read_job_text(path);
   if (!text) {
     return fail(text.error());
   }

@@ -30,7 +30,7 @@ enum class SlurmHosts { automatic, on, off };
 enum class Framework { torch, tensorflow, horovod, jax, mpi };
 
 struct HostsSection {
-  std::vector<std::string> list;  // hostlist specs, e.g. "node[01-04]:8"
+  std::vector<HostSpec> list;     // hostlist specs ("node[01-04]:8") expanded, in order
   std::string hostfile;           // OpenMPI/DeepSpeed or MPICH form
   SlurmHosts slurm = SlurmHosts::automatic;  // read SLURM_JOB_NODELIST and friends
   std::string discovery_script;   // prints host[:slots] lines
@@ -45,13 +45,19 @@ struct HostsSection {
   std::optional<int> slots_each;  // every host runs N ranks, whatever its source says (--nproc-per-node, -N)
 };
 
+// How many ranks: [launch] np and min_np, or --np N (the most) or MIN:MAX.
+// Elastic restarts (min set): a lost host is left out and the gang
+// restarts on the hosts left when they still have `min` slots.
+struct NpRange {
+  std::optional<int> max;         // np; nullopt: the sum of the slots
+  std::optional<int> min;         // min_np; nullopt: not elastic (a plain np is MIN = MAX)
+  bool elastic() const { return min.has_value(); }
+};
+
 struct LaunchSection {
   BackendKind backend = BackendKind::automatic;
-  std::optional<int> np;          // default: sum of slots; with min_np the most
+  NpRange np;
   bool bind_gpus = true;
-  // Elastic restarts (min_np set): a lost host is left out and the gang
-  // restarts on the hosts left when they still have min_np slots.
-  std::optional<int> min_np;
   std::optional<int> max_host_losses;  // nullopt: min_np is the only limit
   int host_failures = 0;          // a host whose ranks fail this often is lost; 0: never
   std::vector<int> restart_on;    // non-empty: only these exit codes restart
@@ -192,10 +198,9 @@ struct Overrides {
   std::optional<std::string> hostfile;
   bool slurm = false;                      // --slurm: the Slurm allocation
   std::optional<std::string> backend;      // validated like the file's key
-  std::optional<int> np;
   std::optional<std::string> include;      // --include host1:0,1@host2
   std::optional<std::string> exclude;      // --exclude
-  std::optional<std::string> np_range;     // --np: "N" or "MIN:MAX" (elastic)
+  std::optional<std::string> np;           // --np: "N" or "MIN:MAX" (elastic), read into JobSpec::launch.np
   std::optional<std::string> timeout;      // duration text
   std::optional<int> max_restarts;
   std::optional<std::string> log_dir;
@@ -217,6 +222,10 @@ struct Overrides {
 // "FILE:LINE:COL: message". Errors have ExitCode::usage.
 Result<JobSpec> load_job(const std::string& path, const Overrides& overrides);
 
+// The job file's text as load_job reads it (size-capped; errors name `path`
+// and have ExitCode::usage): what `ddl sweep` keeps as its snapshot.
+Result<std::string> read_job_file(const std::string& path);
+
 // The same from text already in memory (`origin` names it in messages).
 Result<JobSpec> parse_job(std::string_view text, const std::string& origin,
                           const Overrides& overrides);
@@ -230,6 +239,9 @@ std::optional<std::string> host_name_problem(std::string_view name);
 // For run and bench: an error when `job` has no command (neither [job] command
 // nor words after "--"). Loading does not require one: render and hosts don't.
 Result<void> require_command(const JobSpec& job);
+
+// Whether `framework` is among the job's frameworks.
+bool uses_framework(const JobSpec& job, Framework framework);
 
 std::string_view to_string(BackendKind kind);
 std::string_view to_string(Framework framework);

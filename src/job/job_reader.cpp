@@ -252,17 +252,17 @@ std::string choice_problem(std::string_view value, const std::vector<std::string
   return message;
 }
 
-std::optional<std::string> host_spec_problem(std::string_view spec) {
+Result<std::vector<HostSpec>> expand_checked_hosts(std::string_view spec) {
   auto hosts = expand_hostlist(spec);
   if (!hosts) {
-    return hosts.error().message;
+    return hosts;
   }
   for (const HostSpec& host : *hosts) {
     if (auto why = host_name_problem(host.name)) {
-      return fmt::format("bad host name {}: {}", quote_input(host.name), *why);
+      return fail(ExitCode::usage, fmt::format("bad host name {}: {}", quote_input(host.name), *why));
     }
   }
-  return std::nullopt;
+  return hosts;
 }
 
 } // namespace ddl::job_detail

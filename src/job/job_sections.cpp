@@ -229,7 +229,7 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   }
   int np = 0;
   if (launch.read_int("np", np, 1, k_max_world_size)) {
-    job.launch.np = np;
+    job.launch.np.max = np;
   }
   launch.read_bool("bind_gpus", job.launch.bind_gpus);
   read_elastic(launch, job);
@@ -282,8 +282,9 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
 
   Section torch(table("torch"), "torch", diag);
   torch.read_int("master_port", job.torch.master_port, 0, 65535);
-  const bool jax = std::ranges::find(job.frameworks, Framework::jax) != job.frameworks.end();
-  if (jax && job.torch.master_port == 65535) {
+  // JAX's coordinator takes master_port + 1 (src/render/frameworks/jax.hpp);
+  // refused here, where the key has its place in the file.
+  if (uses_framework(job, Framework::jax) && job.torch.master_port == 65535) {
     diag.at(*torch.node("master_port"),
             "torch.master_port: 65535 leaves no port for JAX's coordinator (master_port + 1); "
             "use at most 65534, or 0 for a free one");

@@ -18,6 +18,7 @@
 
 #include "src/util/file.hpp"
 #include "src/util/json.hpp"
+#include "src/util/rank_logs.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
@@ -82,11 +83,8 @@ Result<void> Output::begin_attempt(int attempt, int world_size) {
 Result<void> Output::open_logs(int attempt, int world_size) {
   std::lock_guard lock(mutex_);
   for (int rank = 0; rank < world_size; ++rank) {
-    std::string base = fmt::format("{}/rank-{}.attempt-{}", options_.log_dir, rank, attempt);
-    std::array<std::string, 2> paths{base + ".log", base + ".log"};
-    if (options_.split_logs) {
-      paths = {base + ".stdout.log", base + ".stderr.log"};
-    }
+    const auto files = rank_output_logs(options_.log_dir, rank, attempt, options_.split_logs);
+    std::array<std::string, 2> paths{files.front(), files.back()};
     log_fds_.push_back({-1, -1});
     log_paths_.push_back(paths);
     for (std::size_t s = 0; s < 2; ++s) {
@@ -339,6 +337,9 @@ std::string excluded_text(const std::vector<LeftOutHost>& hosts) {
 } // namespace
 
 void Output::summary(const JobSummary& summary) {
+  if (options_.on_summary) {
+    options_.on_summary(summary);
+  }
   if (!options_.json) {
     if (!summary.excluded_hosts.empty()) {
       write_err(fmt::format("ddl: excluded host{}: {}\n", summary.excluded_hosts.size() == 1 ? "" : "s",

@@ -32,6 +32,8 @@ struct RankLabel {
 // what `ddl logs` serves. Called from the threads that deliver output.
 using LineTap = std::function<void(int rank, Stream stream, std::string_view text, LineEnd end)>;
 
+struct JobSummary;
+
 struct OutputOptions {
   bool json = false;        // JSON Lines events on stdout instead of tagged text
   std::string log_dir;      // also one file per rank and attempt when set
@@ -43,6 +45,9 @@ struct OutputOptions {
   bool fold = false;         // FoldBuffer: identical whole outputs once, at each attempt's end
   std::vector<RankLabel> labels;  // per rank; the supervisor fills it from the plan
   LineTap tap;
+  // Told the job's summary as it is reported (a sweep's trial writes it to
+  // its result.json).
+  std::function<void(const JobSummary&)> on_summary;
   int stdout_fd = 1;
   int stderr_fd = 2;
   // Replaced by "[redacted]" in rank output that ddl prints, logs and sends

@@ -328,7 +328,7 @@ Result<void> rank_count(State& state) {
   Overrides& o = state.launch.overrides;
   if (!state.least && !state.most) {
     if (state.np) {
-      o.np_range = std::to_string(*state.np);
+      o.np = std::to_string(*state.np);
     }
     return {};
   }
@@ -340,7 +340,7 @@ Result<void> rank_count(State& state) {
   if (*low > *high) {
     return fail(ExitCode::usage, fmt::format("--min-np {} is more than --max-np {}", *low, *high));
   }
-  o.np_range = fmt::format("{}:{}", *low, *high);
+  o.np = fmt::format("{}:{}", *low, *high);
   return {};
 }
 

@@ -109,7 +109,7 @@ Result<void> read_map_by(const Given& given, State& state) {
 Result<void> read_value(const Given& given, State& state, const Machine& machine) {
   Overrides& o = state.launch.overrides;
   switch (given.option->id) {
-  case np: o.np_range = given.value(); return {};
+  case np: o.np = given.value(); return {};
   case host: o.hosts.push_back(given.value()); return {};
   case hostfile: o.hostfile = given.value(); return {};
   case export_env: return read_export(given, state, machine);

@@ -320,8 +320,8 @@ Result<void> node_count(State& state, std::optional<int> per_host) {
                                              state.nodes_shown));
   }
   state.launch.job_edits.push_back([least, most, n = *per_host](JobSpec& job) {
-    job.launch.min_np = least * n;
-    job.launch.np = most * n;
+    job.launch.np.min = least * n;
+    job.launch.np.max = most * n;
   });
   return {};
 }

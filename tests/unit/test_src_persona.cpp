@@ -137,8 +137,8 @@ TEST_CASE("read_torchrun", "[persona]") {
     auto launch = read_torchrun({"--nnodes=1:4", "--nproc-per-node=8", "--max-restarts=3", "t.py"}, machine);
     REQUIRE(launch);
     JobSpec job = job_of(*launch);
-    CHECK(job.launch.min_np == 8);
-    CHECK(job.launch.np == 32);
+    CHECK(job.launch.np.min == 8);
+    CHECK(job.launch.np.max == 32);
     CHECK(job.hosts.max_hosts == 4);
     CHECK(job.max_restarts == 3);
     CHECK(error_of(read_torchrun({"--nnodes=1:2", "--nproc-per-node=gpu", "t.py"}, machine)) ==
@@ -250,7 +250,7 @@ TEST_CASE("read_horovodrun", "[persona]") {
                                    "--log-without-timestamp", "python", "train.py"},
                                   fake.machine());
     REQUIRE(launch);
-    CHECK(launch->overrides.np_range == "4");
+    CHECK(launch->overrides.np == "4");
     CHECK(launch->overrides.hosts == std::vector<std::string>{"localhost:4"});
     CHECK(launch->overrides.env == std::vector<std::string>{"HOROVOD_FUSION_THRESHOLD=33554432",
                                                             "HOROVOD_CYCLE_TIME=3.5", "HOROVOD_LOG_LEVEL=DEBUG",
@@ -265,7 +265,7 @@ TEST_CASE("read_horovodrun", "[persona]") {
                                    "eth1", "--mpi-args=--map-by ppr:4:node", "python", "t.py"},
                                   fake.machine());
     REQUIRE(launch);
-    CHECK(launch->overrides.np_range == "4:12");
+    CHECK(launch->overrides.np == "4:12");
     JobSpec job = job_of(*launch);
     CHECK(job.launch.backend == BackendKind::mpirun);
     CHECK(job.mpirun.args ==
@@ -287,7 +287,7 @@ TEST_CASE("read_mpirun", "[persona]") {
                                "self,tcp", "--bind-to", "core", "-wdir", "/tmp", "./ring_c", "-np", "1"},
                               fake.machine());
     REQUIRE(launch);
-    CHECK(launch->overrides.np_range == "4");
+    CHECK(launch->overrides.np == "4");
     CHECK(launch->overrides.env == std::vector<std::string>{"A=b c"});
     JobSpec job = job_of(*launch);
     CHECK(job.launch.backend == BackendKind::mpirun);
