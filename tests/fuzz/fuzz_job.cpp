@@ -27,9 +27,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   auto job = ddl::parse_job(text, "fuzz.toml", {});
   if (job) {
-    // Whatever loads is valid: its host specs expand, its durations print back.
-    for (const std::string& spec : job->hosts.list) {
-      check(ddl::expand_hostlist(spec).has_value());
+    // Whatever loads is valid: its hosts write back to text that reads as
+    // the same host (a port is written with its slots), its durations print back.
+    for (const ddl::HostSpec& spec : job->hosts.list) {
+      auto again = ddl::expand_hostlist(ddl::format_host_spec(spec));
+      check(again.has_value() && again->size() == 1 && again->front().name == spec.name &&
+            again->front().user == spec.user && again->front().port == spec.port &&
+            again->front().labels == spec.labels);
     }
     check_duration_round_trip(job->grace);
     check_duration_round_trip(job->ssh.connect_timeout);
