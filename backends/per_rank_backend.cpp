@@ -33,6 +33,7 @@ std::string preflight_report(const std::vector<std::string>& host_problems, std:
 } // namespace
 
 Result<void> PerRankBackend::prepare(const Plan& plan, std::span<const RankLaunch> launches) {
+  unreached_.clear();
   if (auto ready = prepare_gang(plan, launches); !ready) {
     return ready;
   }
@@ -53,7 +54,7 @@ Result<void> PerRankBackend::prepare(const Plan& plan, std::span<const RankLaunc
     } else if (auto ready = preflight_unit(i, plan, launches); !ready) {
       problems[i] = ready.error();
     }
-    progress.end(i);
+    progress.end(i, problems[i] ? std::string_view(problems[i]->message) : std::string_view());
   });
   std::vector<std::string> host_problems(plan.hosts.size());
   for (std::size_t i = 0; i < units.size(); ++i) {
@@ -63,6 +64,9 @@ Result<void> PerRankBackend::prepare(const Plan& plan, std::span<const RankLaunc
     std::string& line = host_problems[units[i]];
     if (problems[i] && line.empty()) {
       line = fmt::format("\n  {}: {}", host_label(plan.hosts[units[i]]), problems[i]->message);
+      if (unit_unreached(i)) {
+        unreached_.push_back({plan.hosts[units[i]].name, problems[i]->message});
+      }
     }
   }
   if (std::ranges::any_of(host_problems, [](const std::string& line) { return !line.empty(); })) {

@@ -28,6 +28,7 @@ namespace ddl {
 class PerRankBackend : public Backend {
 public:
   Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) final;
+  std::vector<LeftOutHost> unreached_hosts() const final { return unreached_; }
   GangStart start(std::span<const RankLaunch> launches, RankEvents& events) final;
   void signal_all(int signo) final;
 
@@ -48,6 +49,10 @@ protected:
   // check what `launches` need there. An error is the host's problem; a stop
   // error (Ctrl-C, the deadline) ends prepare() with it. Default: ok.
   virtual Result<void> preflight_unit(std::size_t unit, const Plan& plan, std::span<const RankLaunch> launches);
+  // After the unit's preflight failed: whether its host could not be
+  // reached (a connect or channel failure, not a missing command).
+  // Default: false.
+  virtual bool unit_unreached(std::size_t /*unit*/) const { return false; }
   // After every unit passed: keep what the units made. Returns the ready
   // line logged under -v ("" none). Default: "".
   virtual std::string preflight_passed(const Plan& plan);
@@ -79,6 +84,7 @@ private:
   };
 
   Ends ends_;
+  std::vector<LeftOutHost> unreached_;  // of the last prepare()
 };
 
 } // namespace ddl

@@ -272,8 +272,7 @@ bool usable_hosts(Backend& backend, Inventory& hosts, RestartPolicy& policy) {
 // The plan on the usable hosts, or why there is none ("" plan on success).
 Result<Plan> elastic_plan(const JobSpec& job, Backend& backend, Inventory hosts, RestartPolicy& policy) {
   if (!usable_hosts(backend, hosts, policy)) {
-    return fail(ExitCode::launch, fmt::format("{} hosts lost, more than launch.max_host_losses {}",
-                                              policy.host_losses(), policy.rules().max_host_losses.value_or(0)));
+    return fail(ExitCode::launch, policy.too_many_losses());
   }
   if (stop::requested()) {
     return fail(stop::error("checking the hosts"));
@@ -337,7 +336,10 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     log_rank_launches(launches, {round->ctx.token});
     return launches;
   };
-  supervisor.replan = [&](int attempt, RestartPolicy& rules) -> Result<NextRound> {
+  // One plan on the hosts left, its round started and the backend prepared;
+  // a host the backend cannot reach after its preflight is lost (`unreached`).
+  auto replan_once = [&](int attempt, RestartPolicy& rules,
+                         std::vector<LeftOutHost>& unreached) -> Result<NextRound> {
     auto hosts = hosts_for_plan(job, backend);
     if (!hosts) {
       return NextRound{nullptr, {}, "the host source failed: " + hosts.error().message};
@@ -352,7 +354,7 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     const std::string token = round->ctx.token;
     const KeptPort kept{round->plan.hosts.front().name, round->ctx.master_port};
     round.reset();  // the old rendezvous' port is free again
-    PhaseTimer reconnecting(fmt::format("connect (attempt {})", attempt));
+    PhaseTimer reconnecting(attempt == 0 ? std::string("connect") : fmt::format("connect (attempt {})", attempt));
     auto next = start_round(job, backend, std::move(*plan), error_dir.path(), token, kept);
     reconnecting.end();
     if (!next) {
@@ -364,11 +366,26 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     if (!launches) {
       return fail(launches.error());
     }
-    PhaseTimer preflight(fmt::format("preflight (attempt {})", attempt));
+    PhaseTimer preflight(attempt == 0 ? std::string("preflight") : fmt::format("preflight (attempt {})", attempt));
     if (auto prepared = backend.prepare(round->plan, *launches); !prepared) {
+      unreached = stop::is_stop_error(prepared.error()) ? std::vector<LeftOutHost>{} : backend.unreached_hosts();
       return fail(prepared.error());
     }
     return NextRound{&round->plan, std::move(*launches), {}};
+  };
+  // Each pass leaves out at least one host, so this ends.
+  supervisor.replan = [&](int attempt, RestartPolicy& rules) -> Result<NextRound> {
+    while (true) {
+      std::vector<LeftOutHost> unreached;
+      auto next = replan_once(attempt, rules, unreached);
+      if (next || unreached.empty()) {
+        return next;
+      }
+      backend.shutdown();
+      if (auto why = rules.exclude_lost(unreached)) {
+        return NextRound{nullptr, {}, *why};
+      }
+    }
   };
   auto code = supervise(backend, round->plan, build, supervisor);
   PhaseTimer shutting_down("shut down");

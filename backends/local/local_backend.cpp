@@ -33,7 +33,6 @@ LocalBackend::LocalBackend() {
     limit.rlim_cur = limit.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &limit);
   }
-  io_thread_ = std::thread([this] { io_loop(); });
 }
 
 LocalBackend::~LocalBackend() { shutdown(); }
@@ -75,21 +74,25 @@ Result<void> LocalBackend::prepare_gang(const Plan& plan, std::span<const RankLa
                             "raise it (ulimit -n) or use fewer ranks",
                             plan.world_size, needed, limit.rlim_cur));
   }
+  return begin_gang();
+}
+
+Result<void> LocalBackend::begin_gang() {
   if (!lifeline_started_) {
     if (auto started = lifeline_.start(); !started) {
       return started;
     }
     lifeline_started_ = true;
   }
+  if (!io_thread_.joinable()) {
+    io_thread_ = std::thread([this] { io_loop(); });
+  }
   return {};
 }
 
 Result<void> LocalBackend::start_rank(const RankLaunch& launch, RankEvents& events) {
-  if (!lifeline_started_) {
-    if (auto started = lifeline_.start(); !started) {
-      return started;
-    }
-    lifeline_started_ = true;
+  if (auto begun = begin_gang(); !begun) {
+    return begun;
   }
   auto program = resolve_program(launch);
   if (!program) {
@@ -164,16 +167,13 @@ bool LocalBackend::dump_stacks(int rank) {
 void LocalBackend::shutdown() {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_) {
-      return;
-    }
     for (auto& child : children_) {
       ranks_.signal(child->pid, SIGKILL, true);
     }
   }
   // Let the I/O thread reap what was just killed and report it, briefly.
   auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (Clock::now() < deadline && ranks_.size() > 0) {
+  while (io_thread_.joinable() && Clock::now() < deadline && ranks_.size() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   {
@@ -192,6 +192,15 @@ void LocalBackend::shutdown() {
     dumpers_.clear();
   }
   lifeline_.stop();
+  lifeline_started_ = false;
+  // Ready for the next gang (an elastic re-plan prepares this backend
+  // again): its ranks get an I/O thread and a lifeline of their own. A rank
+  // still in the set keeps its Child for the set's callbacks.
+  std::lock_guard lock(mutex_);
+  stopping_ = false;
+  if (ranks_.size() == 0) {
+    children_.clear();
+  }
 }
 
 // The one thread that reads every rank's pipes and reaps them.

@@ -42,6 +42,8 @@ public:
 
   // py-spy on the rank's host, onto its stderr (/proc/PID/fd/2).
   bool dump_stacks(int rank) override;
+  // Kills what is left, then stops the I/O thread and the lifeline; the
+  // next prepare() or start starts them again (an elastic re-plan).
   void shutdown() override;
 
 protected:
@@ -70,6 +72,9 @@ private:
     RankEvents& events;
     std::atomic<bool> exited_{false};
   };
+  // The lifeline and the I/O thread, started for each gang (again after
+  // shutdown()).
+  Result<void> begin_gang();
   void io_loop();
 
   Lifeline lifeline_;

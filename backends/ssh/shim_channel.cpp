@@ -141,6 +141,7 @@ void ShimChannel::finish(const std::optional<std::string>& lost) {
   } else {
     how.code = to_int(ExitCode::launch);
     how.launch_error = lost.value_or("the connection closed without an exit status");
+    how.ran = stderr_filter_.pid().has_value();
   }
   sink_->exited(how);
 }

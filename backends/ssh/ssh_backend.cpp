@@ -21,9 +21,12 @@ namespace {
 // Opens one channel per rank, each running the shim with a check block: the
 // workdir and the command must exist (exit 126 and 127 from the shim). They
 // then wait for their payload, so that start() is a single write.
+// `check_answered` tells a failed check (the shim's exit status) from a channel
+// that failed or never answered.
 Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const std::vector<int>& ranks,
                                                       const std::string& workdir, const std::string& program,
-                                                      Millis timeout) {
+                                                      Millis timeout, bool& check_answered) {
+  check_answered = false;
   auto check = shim_check_payload(workdir, program);
   if (!check) {
     return fail(check.error());
@@ -71,6 +74,7 @@ Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const
                               channel->held_stderr().empty() ? "" : ": " + channel->held_stderr()));
     }
     int code = channel->exit_status().value_or(-1);
+    check_answered = channel->exit_status().has_value();
     if (code == 126) {
       return fail(ExitCode::launch, fmt::format("workdir {} does not exist", workdir));
     }
@@ -160,7 +164,7 @@ std::vector<std::size_t> SshBackend::preflight_units(const Plan& plan) {
   for (const auto& slot : plan.ranks) {
     ++ranks_on_host[slot.host_index];
   }
-  pending_ = {};
+  drop_pending();
   std::vector<std::size_t> first_link(plan.hosts.size(), 0);
   for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
     first_link[h] = pending_.hosts.size();
@@ -187,6 +191,7 @@ std::vector<std::size_t> SshBackend::preflight_units(const Plan& plan) {
   }
   pending_.sessions.resize(pending_.hosts.size());
   pending_.ready.resize(pending_.hosts.size());
+  pending_.unreached.assign(pending_.hosts.size(), 0);
   return pending_.hosts;
 }
 
@@ -207,13 +212,16 @@ Result<SshSessionPtr> SshBackend::open_unit(std::size_t unit, const Plan& plan) 
 Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std::span<const RankLaunch> launches) {
   auto session = open_unit(unit, plan);
   if (!session) {
+    pending_.unreached[unit] = 1;
     return fail(session.error());
   }
   const RankLaunch& first = first_launch_of(launches, pending_.ranks[unit]);
   std::string program = first.argv.empty() ? std::string("sh") : first.argv.front();
+  bool answered = false;
   auto channels = open_checked_channels(session->get(), pending_.ranks[unit], first.workdir, program,
-                                        remote_answer_timeout(options_));
+                                        remote_answer_timeout(options_), answered);
   if (!channels) {
+    pending_.unreached[unit] = (answered || stop::is_stop_error(channels.error())) ? 0 : 1;
     return fail(channels.error());
   }
   pending_.ready[unit] = std::move(*channels);
@@ -229,6 +237,10 @@ std::string SshBackend::preflight_passed(const Plan& plan) {
   pending_ = {};
   return fmt::format("ssh: {} connection{} to {} host{} ready", links_.size(), links_.size() == 1 ? "" : "s",
                      plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s");
+}
+
+bool SshBackend::unit_unreached(std::size_t unit) const {
+  return unit < pending_.unreached.size() && pending_.unreached[unit] != 0;
 }
 
 std::string SshBackend::host_label(const Host& host) const {
@@ -268,7 +280,16 @@ bool SshBackend::dump_stacks(int rank) {
   return true;
 }
 
+// A failed prepare() leaves its units' channels: freed before their
+// sessions (a session frees its channels; `pending_ = {}` alone would free
+// the sessions first, then the channels again).
+void SshBackend::drop_pending() {
+  pending_.ready.clear();
+  pending_ = {};
+}
+
 void SshBackend::shutdown() {
+  drop_pending();
   probed_.clear();
   for (auto& link : links_) {
     link->close();

@@ -46,6 +46,7 @@ protected:
   std::vector<std::size_t> preflight_units(const Plan& plan) override;
   Result<void> preflight_unit(std::size_t unit, const Plan& plan, std::span<const RankLaunch> launches) override;
   std::string preflight_passed(const Plan& plan) override;
+  bool unit_unreached(std::size_t unit) const override;
   int preflight_fanout() const override { return options_.fanout; }
   // "gpu-a (10.0.0.7)" when the address differs from the name.
   std::string host_label(const Host& host) const override;
@@ -60,8 +61,10 @@ private:
     std::vector<std::optional<SshConnection>> probed;   // find_interfaces' connection
     std::vector<SshSessionPtr> sessions;
     std::vector<HostLink::ReadyChannels> ready;
+    std::vector<char> unreached;  // its connect or channels failed (not a check)
   };
   Result<SshSessionPtr> open_unit(std::size_t unit, const Plan& plan);
+  void drop_pending();
 
   SshSection options_;
   std::vector<std::unique_ptr<HostLink>> links_;

@@ -222,7 +222,8 @@ std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string&
   for_each_parallel(hosts.size(), ssh.fanout, [&](std::size_t i) {
     progress.begin(i);
     checks[i] = check_one(ssh, hosts[i], remote_ddl);
-    progress.end(i);
+    const std::string why = checks[i].reachable || !checks[i].error.empty() ? checks[i].error : "not reachable";
+    progress.end(i, why);
   });
   return checks;
 }
@@ -263,7 +264,7 @@ std::vector<HostInterface> ssh_find_interfaces(const SshSection& ssh, const Inve
   for_each_parallel(hosts.size(), ssh.fanout, [&](std::size_t i) {
     progress.begin(i);
     found[i] = route_one(ssh, hosts[i], target, connections[i], ports_on == i ? ports : nullptr);
-    progress.end(i);
+    progress.end(i, found[i].unreachable ? std::string_view(connections[i].error) : std::string_view());
   });
   return found;
 }

@@ -48,4 +48,6 @@ std::string Backend::dry_run_text(std::span<const RankLaunch> /*launches*/) { re
 
 bool Backend::dump_stacks(int) { return false; }
 
+std::vector<LeftOutHost> Backend::unreached_hosts() const { return {}; }
+
 } // namespace ddl

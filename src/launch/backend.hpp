@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/inventory/inventory.hpp"
+#include "src/plan/placement.hpp"
 #include "src/plan/plan.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/error.hpp"
@@ -27,6 +28,7 @@ struct RankExit {
   int signal;     // signal number when it was killed (code is then 128+signal)
   std::string launch_error;
   std::string stopped_by;  // who stopped it from outside (the scheduler), and why
+  bool ran = false;        // with launch_error: the program had started (its host was lost under it)
 };
 
 // Where a backend reports what its ranks do. Called from any thread; the
@@ -127,6 +129,11 @@ public:
   // host, auth failure, key mismatch or missing command at once
   // (ExitCode::launch).
   virtual Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) = 0;
+  // After prepare() failed: the hosts it could not reach although they had
+  // passed the preflight (a connect or channel that failed or timed out),
+  // each with why. An elastic job ([launch] min_np) leaves them out as lost
+  // hosts and starts on the rest. Default: none.
+  virtual std::vector<LeftOutHost> unreached_hosts() const;
   // Starts the gang: `launches` in rank order (every rank of the plan, as
   // built for this attempt). Their output and ends arrive through `events`.
   virtual GangStart start(std::span<const RankLaunch> launches, RankEvents& events) = 0;
@@ -139,7 +146,8 @@ public:
   // line saying py-spy is not installed there), in the background. False
   // when this backend cannot (the watchdog then says so). Default: false.
   virtual bool dump_stacks(int rank);
-  // Ends whatever still runs (KILL) and releases connections. Idempotent.
+  // Ends whatever still runs (KILL) and releases connections. Idempotent;
+  // prepare() and start() may follow (an elastic re-plan on the same backend).
   virtual void shutdown() = 0;
 };
 

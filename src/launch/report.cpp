@@ -86,6 +86,8 @@ JobSummary job_summary(const AttemptEnd& end, int attempts, double elapsed_s) {
 
 std::string describe_failure(const RankLaunch& launch, const FirstFailure& first) {
   std::string how = !first.how.stopped_by.empty()   ? "was stopped: " + first.how.stopped_by
+                     : !first.how.launch_error.empty() && first.how.ran
+                         ? "ended without an exit status: " + first.how.launch_error
                      : !first.how.launch_error.empty() ? "could not run: " + first.how.launch_error
                      : first.how.signal != 0     ? fmt::format("was killed by {}", signal_name(first.how.signal))
                                                  : fmt::format("exited with code {}", first.how.code);
@@ -136,8 +138,10 @@ std::string restart_message(const RankLaunch& launch, const FirstFailure& first,
 }
 
 std::string elastic_restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
-                                    Millis wait) {
-  return fmt::format("ddl: {}; restarting on the hosts left (DDL_ATTEMPT={}){}\n", describe_failure(launch, first),
+                                    Millis wait, bool hosts_left) {
+  return fmt::format("ddl: {}; {} (DDL_ATTEMPT={}){}\n", describe_failure(launch, first),
+                     hosts_left ? "restarting on the hosts left"
+                                : "no host of this attempt is left: running the host source again",
                      next_attempt, wait.count() > 0 ? ", in " + format_duration(wait) : "");
 }
 

@@ -59,10 +59,12 @@ std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
 std::string restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
                             int max_restarts);
 
-// Elastic: "ddl: rank 1 on h2 exited with code 3 after 1s; restarting on
-// the hosts left (attempt 2), in 2s".
+// Elastic, after a host was lost: "ddl: rank 1 on h2 could not run: ...;
+// restarting on the hosts left (DDL_ATTEMPT=1), in 2s"; with no host of
+// the attempt left, "...; no host of this attempt is left: running the host
+// source again (DDL_ATTEMPT=1)".
 std::string elastic_restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
-                                    Millis wait);
+                                    Millis wait, bool hosts_left);
 
 // "ddl: error: timed out after 2h".
 std::string timeout_message(Millis timeout);

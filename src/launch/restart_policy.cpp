@@ -40,6 +40,19 @@ bool RestartPolicy::exclude(const std::string& host, const std::string& why) {
   return !rules_.max_host_losses || host_losses() <= *rules_.max_host_losses;
 }
 
+std::optional<std::string> RestartPolicy::exclude_lost(const std::vector<LeftOutHost>& lost) {
+  bool within_limit = true;
+  for (const LeftOutHost& host : lost) {
+    within_limit = exclude(host.name, host.why) && within_limit;
+  }
+  return within_limit ? std::nullopt : std::optional<std::string>(too_many_losses());
+}
+
+std::string RestartPolicy::too_many_losses() const {
+  return fmt::format("{} hosts lost, more than launch.max_host_losses {}", host_losses(),
+                     rules_.max_host_losses.value_or(0));
+}
+
 // Hosts whose connection was lost, then the first failure's host when it
 // failed first host_failures times.
 std::vector<LeftOutHost> RestartPolicy::lost_hosts(const std::vector<RankFailure>& failures) {
@@ -103,8 +116,7 @@ RestartDecision RestartPolicy::after_failure(const std::vector<RankFailure>& fai
       excluded_.push_back(host);
     }
     if (rules_.max_host_losses && host_losses() > *rules_.max_host_losses) {
-      decision.why = fmt::format("{} hosts lost, more than launch.max_host_losses {}", host_losses(),
-                                 *rules_.max_host_losses);
+      decision.why = too_many_losses();
       return decision;
     }
     ++restarts_;

@@ -62,6 +62,11 @@ public:
   // Excludes `host` (a preflight failure, found when planning a round).
   // False when that passes max_host_losses.
   bool exclude(const std::string& host, const std::string& why);
+  // Excludes every host of `lost` (unreached after its preflight); why the
+  // job cannot go on when that passes max_host_losses.
+  std::optional<std::string> exclude_lost(const std::vector<LeftOutHost>& lost);
+  // "4 hosts lost, more than launch.max_host_losses 3".
+  std::string too_many_losses() const;
 
   bool elastic() const { return rules_.min_np.has_value(); }
   bool is_excluded(const std::string& host) const;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "src/launch/supervisor.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -460,16 +461,22 @@ std::vector<RankFailure> attempt_failures(const Attempt& run, const Gang& gang) 
   return {RankFailure{rank, launch.host.name, RankExit{to_int(ExitCode::stalled)}}};
 }
 
+// "restarting on the hosts left" only when a host was left out now and
+// some host of the attempt is still in.
 std::string restart_text(const Attempt& run, const Gang& gang, const RestartDecision& decision, int next_attempt,
-                         int max_restarts) {
+                         int max_restarts, bool hosts_left) {
   if (run.reason == StopReason::stalled) {
     return fmt::format("ddl: the attempt stalled; restarting (DDL_ATTEMPT={}){}\n", next_attempt,
-                       decision.verdict == Verdict::replan ? " on the hosts left" : "");
+                       decision.lost.empty() || !hosts_left ? "" : " on the hosts left");
   }
   const RankLaunch& failed = gang.launches().at(static_cast<std::size_t>(run.first.rank));
-  return decision.lost.empty() && decision.verdict == Verdict::restart
-             ? restart_message(failed, run.first, next_attempt, max_restarts)
-             : elastic_restart_message(failed, run.first, next_attempt, decision.wait);
+  return decision.lost.empty() ? restart_message(failed, run.first, next_attempt, max_restarts)
+                               : elastic_restart_message(failed, run.first, next_attempt, decision.wait, hosts_left);
+}
+
+// Whether a host of `plan` is not excluded.
+bool hosts_left(const Plan& plan, const RestartPolicy& policy) {
+  return std::ranges::any_of(plan.hosts, [&](const Host& host) { return !policy.is_excluded(host.name); });
 }
 
 // Each rank's host and local rank, for prefixes and --fold headers.
@@ -541,6 +548,29 @@ Result<std::vector<RankLaunch>> prepare_first(Backend& backend, const Plan& plan
   return launches;
 }
 
+// Elastic: when prepare() could not reach some hosts (lost between their
+// preflight and the start), attempt 0 on the hosts left, planned again as
+// after a lost host. Else `error`, prepare()'s own.
+Result<NextRound> start_on_hosts_left(Backend& backend, const SupervisorOptions& options, RestartPolicy& policy,
+                                      Error error) {
+  std::vector<LeftOutHost> unreached = backend.unreached_hosts();
+  if (!policy.elastic() || !options.replan || unreached.empty() || stop::is_stop_error(error)) {
+    return fail(std::move(error));
+  }
+  backend.shutdown();
+  if (auto why = policy.exclude_lost(unreached)) {
+    return fail(ExitCode::launch, "cannot start: " + *why);
+  }
+  auto next = options.replan(0, policy);
+  if (!next) {
+    return fail(next.error());
+  }
+  if (!next->not_enough.empty()) {
+    return fail(ExitCode::launch, "cannot start: " + next->not_enough);
+  }
+  return next;
+}
+
 // How an attempt ended, with the failed rank's host and torch error file.
 AttemptEnd attempt_end(const JobRun& job, const Attempt& run, const Gang& gang,
                        std::chrono::system_clock::time_point attempt_start) {
@@ -601,7 +631,8 @@ Result<Restart> decide_restart(JobRun& job, const Attempt& run, const Gang& gang
   if (decision.verdict == Verdict::stop) {
     return Restart{false, decision.why};
   }
-  job.output.message(restart_text(run, gang, decision, next_attempt, job.options.max_restarts));
+  job.output.message(
+      restart_text(run, gang, decision, next_attempt, job.options.max_restarts, hosts_left(*job.plan, job.policy)));
   job.output.restarting(next_attempt, job.options.max_restarts);
   if (auto interrupted = wait_for_restart(decision.wait)) {
     end.reason = StopReason::signal;
@@ -661,17 +692,23 @@ Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuil
   ForwardedSignals::take();  // none from before the gang exists
   RestartPolicy fallback(RestartRules{.max_restarts = options.max_restarts});
   RestartPolicy& policy = options.policy != nullptr ? *options.policy : fallback;
+  const Plan* plan = &first_plan;  // replaced (and gone) when the hosts left are planned again
   auto launches = prepare_first(backend, first_plan, build);
   if (!launches) {
-    return fail(launches.error());
+    auto next = start_on_hosts_left(backend, options, policy, launches.error());
+    if (!next) {
+      return fail(next.error());
+    }
+    plan = next->plan;
+    launches = std::move(next->launches);
   }
-  Output output(with_labels(options.output, first_plan));
+  Output output(with_labels(options.output, *plan));
   const auto started = SteadyClock::now();
   std::optional<SteadyClock::time_point> deadline = options.deadline;
   if (options.timeout && !deadline) {
     deadline = started + *options.timeout;
   }
-  JobRun job{backend, build, options, policy, output, &first_plan, std::move(*launches), started, deadline, 0};
+  JobRun job{backend, build, options, policy, output, plan, std::move(*launches), started, deadline, 0};
   job.announce_excluded(0);
   // The attempt loop: each attempt starts the gang and supervises it until
   // every rank is gone; after a failure the restart decision says whether

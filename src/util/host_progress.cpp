@@ -60,7 +60,7 @@ void HostProgress::begin(std::size_t i) {
   }
 }
 
-void HostProgress::end(std::size_t i) {
+void HostProgress::end(std::size_t i, std::string_view failed) {
   std::optional<Clock::time_point> begun;
   std::size_t done = 0;
   {
@@ -74,7 +74,11 @@ void HostProgress::end(std::size_t i) {
   }
   if (per_host_log_) {
     double seconds = begun ? std::chrono::duration<double>(Clock::now() - *begun).count() : 0.0;
-    spdlog::info("{} {} ({}/{}) in {:.1f}s", verb_, hosts_[i], done, hosts_.size(), seconds);
+    if (failed.empty()) {
+      spdlog::info("{} {} ({}/{}) in {:.1f}s", verb_, hosts_[i], done, hosts_.size(), seconds);
+    } else {
+      spdlog::info("not {} {} ({}/{}) after {:.1f}s: {}", verb_, hosts_[i], done, hosts_.size(), seconds, failed);
+    }
   }
 }
 

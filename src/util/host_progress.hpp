@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -27,9 +28,11 @@ public:
   HostProgress(const HostProgress&) = delete;
   HostProgress& operator=(const HostProgress&) = delete;
 
-  // From any thread: work on host i starts, or is done.
+  // From any thread: work on host i starts, or is done; `failed` says why
+  // it ended without being done (a connect that timed out): -v then logs
+  // "HOST: why" instead of the done verb.
   void begin(std::size_t i);
-  void end(std::size_t i);
+  void end(std::size_t i, std::string_view failed = {});
 
   // The line as it would be drawn now (for tests): "" while nothing is shown.
   std::string text() const;

@@ -111,3 +111,22 @@ TEST_CASE("bounded_traceback: the last lines, bounded in count and bytes", "[rep
   CHECK(wide == "...\nlast\n");
   CHECK(bounded_traceback("a\nb\n") == "a\nb\n");
 }
+
+TEST_CASE("report: a rank whose host was lost under it did run; one that never started could not", "[report]") {
+  RankLaunch launch;
+  launch.rank = 2;
+  launch.host.name = "h3";
+  RankExit lost{3, 0, "lost the connection to h3: timed out"};
+  lost.ran = true;
+  FirstFailure ran{2, lost, 20};
+  CHECK(describe_failure(launch, ran) ==
+        "rank 2 on h3 ended without an exit status: lost the connection to h3: timed out after 20s");
+  FirstFailure never{2, RankExit{3, 0, "cannot open a channel"}, 1};
+  CHECK(describe_failure(launch, never) == "rank 2 on h3 could not run: cannot open a channel after 1s");
+  CHECK(elastic_restart_message(launch, ran, 1, Millis{0}, true) ==
+        "ddl: rank 2 on h3 ended without an exit status: lost the connection to h3: timed out after 20s; "
+        "restarting on the hosts left (DDL_ATTEMPT=1)\n");
+  CHECK(elastic_restart_message(launch, ran, 1, Millis{2000}, false) ==
+        "ddl: rank 2 on h3 ended without an exit status: lost the connection to h3: timed out after 20s; "
+        "no host of this attempt is left: running the host source again (DDL_ATTEMPT=1), in 2s\n");
+}
