@@ -48,12 +48,19 @@ case $__ddl_n in *[!0-9]*|"") exit 125 ;; esac
 __ddl_pl=$(dd bs=1 count="$__ddl_n" 2>/dev/null) || exit 125
 eval "$__ddl_pl" || exit 125
 exec 3<&0 4>&1 5>&2 </dev/null
+__ddl_c=
+__ddl_nap() {
+  sleep "$1" 2>/dev/null & wait $! && return 0
+  sleep 1 & wait $!
+}
+__ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
 {
   { while read -r __ddl_l <&3; do echo "ctl $__ddl_l"; done; echo eof; } 2>/dev/null &
   echo "fwd $!"
   if [ "${__ddl_hb:-0}" != 0 ]; then
-    { while sleep "$__ddl_hb" 2>/dev/null || sleep 1; do echo tick; done; } </dev/null 2>/dev/null 3<&- 4>&- 5>&- &
-    echo "tck $!"
+    { trap __ddl_end TERM; while __ddl_nap "$__ddl_hb"; do echo tick; done; } </dev/null 2>/dev/null 3<&- 4>&- 5>&- &
+    __ddl_c=$!
+    echo "tck $__ddl_c"
   fi
   (
     read -r __ddl_me __ddl_x </proc/self/stat 2>/dev/null || __ddl_me=$(exec sh -c "echo \$PPID")
@@ -65,6 +72,7 @@ exec 3<&0 4>&1 5>&2 </dev/null
     exec $__ddl_ss "$@"
   )
   echo "exit $?"
+  [ -n "$__ddl_c" ] && kill "$__ddl_c" 2>/dev/null && wait "$__ddl_c"
 } 2>/dev/null | {
   __ddl_t= __ddl_q= __ddl_f= __ddl_k= __ddl_c= __ddl_m=0
   __ddl_sig() {
@@ -73,7 +81,7 @@ exec 3<&0 4>&1 5>&2 </dev/null
   __ddl_stop() {
     [ -n "$__ddl_k" ] && return
     __ddl_sig TERM
-    { sleep "$__ddl_grace" || sleep 1; __ddl_sig KILL; } </dev/null >/dev/null 2>&1 3<&- 4>&- 5>&- &
+    { trap __ddl_end TERM; __ddl_nap "$__ddl_grace"; __ddl_sig KILL; } </dev/null >/dev/null 2>&1 3<&- 4>&- 5>&- &
     __ddl_k=$!
   }
   __ddl_act() {
@@ -100,7 +108,7 @@ exec 3<&0 4>&1 5>&2 </dev/null
            if [ "$__ddl_x" = beat ]; then __ddl_m=0
            elif [ -n "$__ddl_t" ]; then __ddl_act "$__ddl_x"; else __ddl_q="$__ddl_q $__ddl_x"; fi ;;
       exit)
-        [ -n "$__ddl_k" ] && kill "$__ddl_k" 2>/dev/null
+        [ -n "$__ddl_k" ] && kill "$__ddl_k" 2>/dev/null && wait "$__ddl_k"
         [ -n "$__ddl_f" ] && kill "$__ddl_f" 2>/dev/null
         [ -n "$__ddl_c" ] && kill "$__ddl_c" 2>/dev/null
         if [ -n "$__ddl_ss" ] && kill -s 0 -- "$__ddl_t" 2>/dev/null; then

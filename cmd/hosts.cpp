@@ -11,6 +11,7 @@
 #include "src/util/json.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/table.hpp"
+#include "src/util/net_resolve.hpp"
 
 namespace ddl::cmd {
 
@@ -175,6 +176,8 @@ int run_hosts(const HostsOptions& opts) {
   if (!job) {
     return report(job.error());
   }
+  // Listing (and checking, which reports each host) never waits on DNS.
+  net::set_name_lookup(net::NameLookup::no_dns);
   job->hosts.show_labels = true;  // node labels and Slurm features, at the cost of one call
   auto selected = select_backend(*job);
   if (!selected) {

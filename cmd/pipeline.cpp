@@ -22,6 +22,7 @@
 #include "src/util/file.hpp"
 #include "src/util/phase_timer.hpp"
 #include "src/util/signals.hpp"
+#include "src/util/net_resolve.hpp"
 
 extern char** environ;
 
@@ -118,6 +119,38 @@ void attach_live(LiveServer& live, SupervisorOptions& supervisor) {
 
 } // namespace
 
+namespace {
+
+// The backend's find_interfaces; without DNS (a dry run) only on the hosts
+// whose address is known without it, the others shown as not asked.
+std::vector<HostInterface> interfaces_toward(Backend& backend, const Inventory& hosts, const std::string& target) {
+  if (net::name_lookup() == net::NameLookup::resolver) {
+    return backend.find_interfaces(hosts, target);
+  }
+  // Every host would look rank 0's address up itself.
+  const bool target_known = net::known_without_dns(target);
+  Inventory asked;
+  for (const Host& host : hosts) {
+    if (target_known && net::known_without_dns(host.address)) {
+      asked.push_back(host);
+    }
+  }
+  auto answers = asked.empty() ? std::vector<HostInterface>{} : backend.find_interfaces(asked, target);
+  std::vector<HostInterface> found;
+  std::size_t next = 0;
+  for (const Host& host : hosts) {
+    if (target_known && net::known_without_dns(host.address) && next < answers.size()) {
+      found.push_back(std::move(answers[next++]));
+    } else {
+      found.push_back(interface_unknown(
+          fmt::format("not asked: a dry run does not look {} up in DNS", target_known ? host.address : target)));
+    }
+  }
+  return found;
+}
+
+} // namespace
+
 std::string rank0_address(const Plan& plan) {
   return plan.hosts.at(plan.ranks.empty() ? 0 : plan.ranks.front().host_index).address;
 }
@@ -127,7 +160,7 @@ Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& b
     return std::vector<HostInterface>{};
   }
   const std::string target = rank0_address(plan);
-  auto found = backend.find_interfaces(plan.hosts, target);
+  auto found = interfaces_toward(backend, plan.hosts, target);
   if (stop::requested()) {
     return fail(stop::error("probing each host's network interface"));
   }

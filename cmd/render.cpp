@@ -10,6 +10,7 @@
 #include "src/render/render_files.hpp"
 #include "src/render/render_plan.hpp"
 #include "src/util/text.hpp"
+#include "src/util/net_resolve.hpp"
 
 namespace ddl::cmd {
 
@@ -88,6 +89,7 @@ int run_render(RenderOptions opts) {
   if (!job) {
     return report(job.error());
   }
+  net::set_name_lookup(net::NameLookup::no_dns);  // rendering never needs DNS
   auto planned = plan_job(*job);
   if (!planned) {
     return report(planned.error());

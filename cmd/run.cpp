@@ -22,6 +22,7 @@
 #include "src/render/render_plan.hpp"
 #include "src/util/line_prefix.hpp"
 #include "src/util/phase_timer.hpp"
+#include "src/util/net_resolve.hpp"
 
 extern char** environ;
 
@@ -105,6 +106,9 @@ struct LaunchAsk {
 Result<int> plan_and_launch(JobSpec& job, const LaunchAsk& ask, LaunchOptions launch) {
   if (auto has_command = require_command(job); !has_command) {
     return fail(has_command.error());
+  }
+  if (ask.dry_run) {
+    net::set_name_lookup(net::NameLookup::no_dns);  // a dry run never waits on DNS
   }
   auto planned = plan_job(job);
   if (!planned) {

@@ -17,17 +17,19 @@ bool is_mpirun_own(std::string_view name) {
 std::string rank_script(int world_size) {
   return rank_script_head(k_rank_script, world_size, "DDL_RSH_TRANSPORT DDL_RSH_JOB") +
          // A watchdog: if mpirun (or its daemon) goes away without ending this
-         // rank, end the rank's process group (TERM, then KILL).
+         // rank, end the rank's process group (TERM, then KILL). Ended, it
+         // ends its sleep too: nothing of the rank's may outlive it.
          "__ddl_p=$PPID\n"
-         "( while kill -0 \"$__ddl_p\" 2>/dev/null; do sleep 1; done\n"
-         "  kill -s TERM -- -$$ 2>/dev/null; sleep 2; kill -s KILL -- -$$ 2>/dev/null ) </dev/null >/dev/null 2>&1 &\n"
+         "( trap \"kill \\$! 2>/dev/null; exit 0\" TERM\n"
+         "  while kill -0 \"$__ddl_p\" 2>/dev/null; do sleep 1 & wait $!; done\n"
+         "  kill -s TERM -- -$$ 2>/dev/null; sleep 2 & wait $!; kill -s KILL -- -$$ 2>/dev/null ) </dev/null >/dev/null 2>&1 &\n"
          "__ddl_w=$!\n"
          // Open MPI signals the rank's whole process group: SIGUSR1 and
          // SIGUSR2 are the rank's to answer, not the end of this wrapper.
          "trap : USR1 USR2\n"
          "\"$@\"\n"
          "__ddl_rc=$?\n"
-         "kill \"$__ddl_w\" 2>/dev/null\n" +
+         "kill \"$__ddl_w\" 2>/dev/null && wait \"$__ddl_w\"\n" +
          rank_script_exit_line(k_rank_script) + "exit \"$__ddl_rc\"\n";
 }
 

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 
+#include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
 #include "src/util/net.hpp"
+#include "src/util/net_resolve.hpp"
 
 namespace ddl {
 
@@ -16,23 +18,55 @@ Result<Inventory> found_hosts(const JobSpec& job, Backend& backend) {
   return discover_hosts(job);
 }
 
-Inventory routable_addresses(Inventory hosts, bool ranks_are_local) {
+namespace {
+
+// Per host, whether its address is this machine's loopback: every address
+// looked up at once under one deadline. In a launch a host whose address
+// does not resolve is an error naming each one; in a render (no DNS) it is
+// remote and keeps its name.
+Result<std::vector<bool>> loopback_hosts(const Inventory& hosts) {
+  std::vector<std::string> addresses;
+  for (const Host& host : hosts) {
+    addresses.push_back(host.address);
+  }
+  auto answers = net::resolve_all(addresses, net::k_resolve_deadline);
+  std::vector<bool> loopback(hosts.size(), false);
+  std::string problems;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    loopback[i] = answers[i].resolved && answers[i].loopback;
+    if (!answers[i].resolved && net::name_lookup() == net::NameLookup::resolver) {
+      problems += fmt::format("\n  {}: cannot resolve {}: {}", hosts[i].name, hosts[i].address, answers[i].why);
+    }
+  }
+  if (!problems.empty()) {
+    return fail(ExitCode::launch, "cannot resolve the address of every host:" + problems);
+  }
+  return loopback;
+}
+
+} // namespace
+
+Result<Inventory> routable_addresses(Inventory hosts, bool ranks_are_local) {
   if (ranks_are_local) {
     return hosts;
   }
-  auto remote = std::ranges::find_if(hosts, [](const Host& host) { return !net::is_loopback(host.address); });
-  if (remote == hosts.end()) {
+  auto loopback = loopback_hosts(hosts);
+  if (!loopback) {
+    return fail(loopback.error());
+  }
+  auto remote = std::ranges::find(*loopback, false);
+  if (remote == loopback->end()) {
     return hosts;
   }
-  net::Route route = net::route_to(remote->address);
+  net::Route route = net::route_to(hosts[static_cast<std::size_t>(remote - loopback->begin())].address);
   if (route.end != net::RouteEnd::found) {
     return hosts;
   }
-  for (Host& host : hosts) {
-    if (net::is_loopback(host.address)) {
-      spdlog::info("{}: address {} is this machine's loopback; remote ranks reach it at {}", host.name,
-                   host.address, route.address);
-      host.address = route.address;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    if ((*loopback)[i]) {
+      spdlog::info("{}: address {} is this machine's loopback; remote ranks reach it at {}", hosts[i].name,
+                   hosts[i].address, route.address);
+      hosts[i].address = route.address;
     }
   }
   return hosts;
@@ -47,7 +81,11 @@ Result<Inventory> hosts_for_plan(const JobSpec& job, Backend& backend, Inventory
     }
     found = std::move(*kept);
   }
-  Inventory hosts = routable_addresses(backend.resolve_addresses(std::move(found)), backend.ranks_are_local());
+  auto routable = routable_addresses(backend.resolve_addresses(std::move(found)), backend.ranks_are_local());
+  if (!routable) {
+    return routable;
+  }
+  Inventory hosts = std::move(*routable);
   if (!gpu_slots || steps == HostSteps::before_probe) {
     return hosts;
   }

@@ -36,6 +36,10 @@ Result<Inventory> hosts_for_plan(const JobSpec& job, Backend& backend);
 // (a name that Debian maps to 127.0.1.1, "localhost"): when some host is
 // remote, they get the address this machine has toward the first remote one,
 // which remote ranks can reach (MASTER_ADDR, TF_CONFIG, hostfiles). Step 4.
-Inventory routable_addresses(Inventory hosts, bool ranks_are_local);
+// Every address is looked up at once under net::k_resolve_deadline; in a
+// launch, addresses that do not resolve are an error (ExitCode::launch)
+// naming each host; render and --dry-run (net::NameLookup::no_dns) never
+// ask DNS and keep such a host by name.
+Result<Inventory> routable_addresses(Inventory hosts, bool ranks_are_local);
 
 } // namespace ddl

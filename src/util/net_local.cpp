@@ -16,19 +16,11 @@
 #include <vector>
 
 #include "src/util/net.hpp"
+#include "src/util/net_resolve.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::net {
 namespace {
-
-std::string to_lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
 
 // The numeric form of an IPv4 or IPv6 socket address ("" for other families).
 std::string numeric(const sockaddr* addr) {
@@ -96,7 +88,7 @@ std::vector<std::pair<std::string, bool>> resolved(const std::string& host) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* list = nullptr;
   std::vector<std::pair<std::string, bool>> out;
-  if (::getaddrinfo(unbracketed(host).c_str(), nullptr, &hints, &list) != 0 || list == nullptr) {
+  if (lookup(host, nullptr, hints, &list) != 0 || list == nullptr) {
     return out;
   }
   for (const addrinfo* entry = list; entry != nullptr; entry = entry->ai_next) {

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "src/util/net.hpp"
+#include "src/util/net_resolve.hpp"
 
 namespace ddl::net {
 namespace {
@@ -22,15 +23,11 @@ struct Resolved {
 
 // The first address of `host`, or why there is none.
 std::optional<Resolved> resolve_host(const std::string& host, std::string* why = nullptr) {
-  std::string bare = host;
-  if (bare.size() >= 2 && bare.front() == '[' && bare.back() == ']') {
-    bare = bare.substr(1, bare.size() - 2);
-  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* list = nullptr;
-  int rc = getaddrinfo(bare.c_str(), "9", &hints, &list);
+  int rc = lookup(host, "9", hints, &list);
   if (rc != 0 || !list) {
     if (why) *why = rc != 0 ? gai_strerror(rc) : "no address";
     return std::nullopt;

@@ -65,6 +65,16 @@ std::vector<std::string> split(std::string_view text, char sep) {
   }
 }
 
+std::string to_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
 std::string_view trim(std::string_view text) {
   const char* spaces = " \t\r\n";
   std::size_t first = text.find_first_not_of(spaces);

@@ -19,6 +19,8 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 std::vector<std::string> split(std::string_view text, char sep);
 
 std::string_view trim(std::string_view text);
+// ASCII letters made lower case (host names compare this way).
+std::string to_lower(std::string_view text);
 
 // The last `count` lines of `text`, trimmed, each cut as clip() cuts (a
 // helper's last words for an error message).
