@@ -78,18 +78,6 @@ void read_dump(const Section& s, WatchdogSection& watchdog) {
 
 } // namespace
 
-std::string_view dump_tool_name(DumpTool tool) {
-  switch (tool) {
-  case DumpTool::py_spy:
-    return "py-spy";
-  case DumpTool::gdb:
-    return "gdb";
-  case DumpTool::automatic:
-    break;
-  }
-  return "auto";
-}
-
 void read_stop(const Section& s, StopSection& stop) {
   read_signal(s, "stop_signal", stop.stop_signal);
   read_signal(s, "checkpoint_signal", stop.checkpoint_signal);
@@ -124,3 +112,19 @@ void read_watchdog(const Section& s, WatchdogSection& watchdog) {
 }
 
 } // namespace ddl::job_detail
+
+namespace ddl {
+
+std::string_view dump_tool_name(DumpTool tool) {
+  switch (tool) {
+  case DumpTool::py_spy:
+    return "py-spy";
+  case DumpTool::gdb:
+    return "gdb";
+  case DumpTool::automatic:
+    break;
+  }
+  return "auto";
+}
+
+} // namespace ddl
