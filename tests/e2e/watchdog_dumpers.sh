@@ -91,6 +91,7 @@ TOML
   grep -qE "^ddl: ranks 0,2: File \".*distributed_c10d.py\", line [0-9]+ in all_reduce" "$t/err" ||
     { cat "$t/err"; fail "ranks 0,2 are not grouped in all_reduce"; }
   expect_contains "$t/err" "by faulthandler (SIGABRT; PYTHONFAULTHANDLER=1)"
+  echo "torch gloo: rank 1 named as the suspect by its Python frame and its step"
   expect_none_left 2
 fi
 
