@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "backends/stack_dump.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/text.hpp"
 
@@ -74,7 +75,7 @@ __ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
   echo "exit $?"
   [ -n "$__ddl_c" ] && kill "$__ddl_c" 2>/dev/null && wait "$__ddl_c"
 } 2>/dev/null | {
-  __ddl_t= __ddl_q= __ddl_f= __ddl_k= __ddl_c= __ddl_m=0
+  __ddl_t= __ddl_q= __ddl_f= __ddl_k= __ddl_c= __ddl_d= __ddl_m=0
   __ddl_sig() {
     kill -s "$1" -- "$__ddl_t" 2>/dev/null || kill -s "$1" "$__ddl_p" 2>/dev/null
   }
@@ -88,9 +89,9 @@ __ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
     case $1 in
       stop|eof) __ddl_stop ;;
       HUP|INT|QUIT|TERM|KILL|USR1|USR2|CONT|STOP|TSTP) __ddl_sig "$1" ;;
-      dump) { if command -v py-spy >/dev/null 2>&1; then py-spy dump --pid "$__ddl_p"
-              else echo "ddl: py-spy is not installed on $(uname -n); no stack dump"; fi
-            } </dev/null >&2 2>&1 3<&- 4>&- 5>&- & ;;
+      dump*) set -- $1
+        $__ddl_ss sh -c "$__ddl_ds" sh "$__ddl_p" "${2:-auto}" "${3:-30}" </dev/null >&2 2>&1 3<&- 4>&- 5>&- &
+        __ddl_d=$! ;;
     esac
   }
   while read -r __ddl_w __ddl_a; do
@@ -108,6 +109,7 @@ __ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
            if [ "$__ddl_x" = beat ]; then __ddl_m=0
            elif [ -n "$__ddl_t" ]; then __ddl_act "$__ddl_x"; else __ddl_q="$__ddl_q $__ddl_x"; fi ;;
       exit)
+        [ -n "$__ddl_d" ] && { kill -s KILL -- "-$__ddl_d" 2>/dev/null || kill -s KILL "$__ddl_d" 2>/dev/null; }
         [ -n "$__ddl_k" ] && kill "$__ddl_k" 2>/dev/null && wait "$__ddl_k"
         [ -n "$__ddl_f" ] && kill "$__ddl_f" 2>/dev/null
         [ -n "$__ddl_c" ] && kill "$__ddl_c" 2>/dev/null
@@ -166,9 +168,15 @@ constexpr int k_forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR
 
 } // namespace
 
-std::string_view shim_script() { return k_script; }
+// The stack dumper (a "dump" line runs it in a session of its own, killed
+// with the rank), then the shim.
+std::string_view shim_script() {
+  static const std::string script =
+      fmt::format("__ddl_ds=$(cat <<\"__DDL_DUMP__\"\n{}\n__DDL_DUMP__\n)\n{}", stack_dump_script(), k_script);
+  return script;
+}
 
-std::string shim_ssh_command() { return fmt::format("exec sh -c '{}'", k_script); }
+std::string shim_ssh_command() { return fmt::format("exec sh -c '{}'", shim_script()); }
 
 Result<std::string> shim_check_payload(const std::string& workdir, const std::string& program) {
   if (has_nul(workdir) || has_nul(program)) {

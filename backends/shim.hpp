@@ -72,10 +72,9 @@ Result<std::string> shim_check_payload(const std::string& workdir, const std::st
 // nullopt for a signal the shim does not forward.
 std::optional<std::string> shim_signal_line(int signo);
 
-// The watchdog's py-spy dump: the shim runs `py-spy dump --pid PID` of the
-// rank in the background, its output on the rank's stderr (or a line that
-// py-spy is not installed there).
-inline constexpr std::string_view k_shim_dump_line = "dump\n";
+// The watchdog's dump, "dump TOOL SECONDS" (stack_dump_line): the shim runs
+// the stack dumper on the rank in a session of its own, its output on the
+// rank's stderr; the session is killed when the rank exits.
 
 // Ends the rank like EOF does, but keeps the channel for its exit status.
 inline constexpr std::string_view k_shim_stop_line = "stop\n";

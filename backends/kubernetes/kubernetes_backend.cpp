@@ -13,6 +13,7 @@
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/kubernetes/kubectl_stderr.hpp"
 #include "backends/shim.hpp"
+#include "backends/stack_dump.hpp"
 #include "src/util/file.hpp"
 #include "src/util/signals.hpp"
 
@@ -212,13 +213,13 @@ void KubernetesBackend::signal_rank(int rank, int signo) {
   }
 }
 
-bool KubernetesBackend::dump_stacks(int rank) {
+bool KubernetesBackend::dump_stacks(int rank, DumpTool tool, Millis timeout) {
   std::lock_guard lock(ranks_mutex_);
   auto it = ranks_.find(rank);
   if (it == ranks_.end()) {
     return false;
   }
-  write_control(*it->second, k_shim_dump_line, false);
+  write_control(*it->second, stack_dump_line(tool, timeout), false);
   return true;
 }
 

@@ -36,8 +36,8 @@ public:
   std::string_view name() const override { return "kubernetes"; }
   std::optional<Result<Inventory>> own_hosts() override;
 
-  // py-spy on the rank's host, onto its stderr (through the shim).
-  bool dump_stacks(int rank) override;
+  // The stack dumper on the rank's host, onto its stderr (through the shim).
+  bool dump_stacks(int rank, DumpTool tool, Millis timeout) override;
   void shutdown() override;
 
 protected:

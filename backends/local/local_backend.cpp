@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "backends/local/spawn.hpp"
+#include "backends/stack_dump.hpp"
 #include "ddl_version.hpp"
 #include "src/inventory/inventory.hpp"
 #include "src/util/net.hpp"
@@ -126,27 +127,41 @@ void LocalBackend::signal_rank(int rank, int signo) {
 
 namespace {
 
-// py-spy's dump of `pid`, written onto the rank's own stderr pipe, so that it
-// reaches the rank's log and the watchdog's evidence like any rank output.
-constexpr const char* k_stack_dump_script =
-    "if command -v py-spy >/dev/null 2>&1; then exec py-spy dump --pid \"$1\" >\"/proc/$1/fd/2\" 2>&1; fi\n"
-    "echo \"ddl: py-spy is not installed on $(uname -n); no stack dump\" >\"/proc/$1/fd/2\"\n";
-
-// Runs the dump and waits for it (at most a minute); killed if ddl dies.
-void run_stack_dump(pid_t pid) {
-  SpawnSpec spec;
-  spec.argv = {"sh", "-c", k_stack_dump_script, "sh", std::to_string(pid)};
-  spec.env = environment_with({});
-  spec.death_signal = SIGKILL;
-  SpawnResult spawned = spawn_process(spec);
-  if (spawned) {
-    pump_output(spawned.child, [](OutputStream, std::string_view) {}, 60'000);
-  }
-}
+// The stack dumper on `pid`, its output onto the rank's own stderr pipe, so
+// that it reaches the rank's log and the watchdog's evidence like any rank
+// output.
+std::string local_dump_script() { return fmt::format("exec >\"/proc/$1/fd/2\" 2>&1\n{}", stack_dump_script()); }
 
 } // namespace
 
-bool LocalBackend::dump_stacks(int rank) {
+// The dumper leads a process group of its own, which the lifeline kills if
+// ddl dies, the deadline kills after `timeout`, and shutdown() kills.
+void LocalBackend::run_stack_dump(pid_t pid, DumpTool tool, Millis timeout) {
+  SpawnSpec spec;
+  spec.argv = {"sh", "-c", local_dump_script(), "sh", std::to_string(pid), std::string(dump_tool_name(tool)),
+               std::to_string(dump_seconds(timeout))};
+  spec.env = environment_with({});
+  spec.group = ProcessGroup::new_group;
+  spec.death_signal = SIGKILL;
+  SpawnResult spawned = spawn_process(spec);
+  if (!spawned) {
+    return;
+  }
+  lifeline_.watch(spawned.child.pid);
+  {
+    std::lock_guard lock(dump_mutex_);
+    if (dumps_killed_) {
+      kill_child_tree(spawned.child.pid);
+    }
+    dumper_pids_.push_back(spawned.child.pid);
+  }
+  pump_output(spawned.child, [](OutputStream, std::string_view) {}, timeout.count());
+  std::lock_guard lock(dump_mutex_);
+  std::erase(dumper_pids_, spawned.child.pid);
+  lifeline_.forget(spawned.child.pid);
+}
+
+bool LocalBackend::dump_stacks(int rank, DumpTool tool, Millis timeout) {
   pid_t pid = -1;
   {
     std::lock_guard lock(mutex_);
@@ -160,7 +175,7 @@ bool LocalBackend::dump_stacks(int rank) {
     return false;
   }
   std::lock_guard lock(dump_mutex_);
-  dumpers_.push_back(thread_without_signals([pid] { run_stack_dump(pid); }));
+  dumpers_.push_back(thread_without_signals([this, pid, tool, timeout] { run_stack_dump(pid, tool, timeout); }));
   return true;
 }
 
@@ -184,12 +199,17 @@ void LocalBackend::shutdown() {
   if (io_thread_.joinable()) {
     io_thread_.join();
   }
+  std::vector<std::thread> dumpers;
   {
     std::lock_guard dump_lock(dump_mutex_);
-    for (std::thread& dumper : dumpers_) {
-      dumper.join();
+    dumps_killed_ = true;
+    for (pid_t dumper : dumper_pids_) {
+      kill_child_tree(dumper);
     }
-    dumpers_.clear();
+    dumpers.swap(dumpers_);
+  }
+  for (std::thread& dumper : dumpers) {
+    dumper.join();
   }
   lifeline_.stop();
   lifeline_started_ = false;

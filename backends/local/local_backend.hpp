@@ -40,8 +40,8 @@ public:
   // A bind test here (net::free_ports_here).
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
 
-  // py-spy on the rank's host, onto its stderr (/proc/PID/fd/2).
-  bool dump_stacks(int rank) override;
+  // The stack dumper on the rank's host, onto its stderr (/proc/PID/fd/2).
+  bool dump_stacks(int rank, DumpTool tool, Millis timeout) override;
   // Kills what is left, then stops the I/O thread and the lifeline; the
   // next prepare() or start starts them again (an elastic re-plan).
   void shutdown() override;
@@ -76,6 +76,7 @@ private:
   // shutdown()).
   Result<void> begin_gang();
   void io_loop();
+  void run_stack_dump(pid_t pid, DumpTool tool, Millis timeout);
 
   Lifeline lifeline_;
   bool lifeline_started_ = false;
@@ -86,7 +87,9 @@ private:
   bool stopping_ = false;
   std::thread io_thread_;
   std::mutex dump_mutex_;
-  std::vector<std::thread> dumpers_;  // py-spy runs, joined by shutdown()
+  std::vector<std::thread> dumpers_;  // stack dumper runs, joined by shutdown()
+  std::vector<pid_t> dumper_pids_;    // their process groups, killed by shutdown()
+  bool dumps_killed_ = false;
 };
 
 } // namespace ddl

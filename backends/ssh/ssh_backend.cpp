@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "backends/shim.hpp"
+#include "backends/stack_dump.hpp"
 #include "backends/ssh/host_link.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
@@ -271,12 +272,12 @@ void SshBackend::signal_rank(int rank, int signo) {
   }
 }
 
-bool SshBackend::dump_stacks(int rank) {
+bool SshBackend::dump_stacks(int rank, DumpTool tool, Millis timeout) {
   auto index = static_cast<std::size_t>(rank);
   if (index >= rank_link_.size() || links_.empty()) {
     return false;
   }
-  links_[rank_link_[index]]->send(rank, std::string(k_shim_dump_line));
+  links_[rank_link_[index]]->send(rank, stack_dump_line(tool, timeout));
   return true;
 }
 

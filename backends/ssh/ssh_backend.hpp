@@ -37,8 +37,8 @@ public:
   // [ssh] remote_ddl, else this binary's path.
   std::string ddl_path() const override;
 
-  // py-spy on the rank's host, onto its stderr (through the shim).
-  bool dump_stacks(int rank) override;
+  // The stack dumper on the rank's host, onto its stderr (through the shim).
+  bool dump_stacks(int rank, DumpTool tool, Millis timeout) override;
   void shutdown() override;
 
 protected:

@@ -127,13 +127,20 @@ struct TensorflowSection {
 // [watchdog]: a job that makes no progress is dumped and ended (issue 17).
 // Off unless `stall` or `straggler` is set.
 enum class ProgressSource { any_line, regex, heartbeat };
+// How a stalled rank's stacks are taken on its host (watchdog.dump): "auto"
+// tries py-spy, then gdb, then Python's faulthandler (SIGABRT to a Python
+// rank started with PYTHONFAULTHANDLER=1); "py-spy" and "gdb" use that tool
+// alone. A signal name instead sets dump_signal.
+enum class DumpTool { automatic, py_spy, gdb };
+std::string_view dump_tool_name(DumpTool tool);  // "auto", "py-spy", "gdb"
 
 struct WatchdogSection {
   std::optional<Millis> stall;      // no rank made progress for this long
   std::optional<Millis> straggler;  // one rank's progress lags the newest by this much
   ProgressSource progress = ProgressSource::any_line;  // heartbeats count in every mode
   std::string progress_regex;       // ProgressSource::regex (ECMAScript syntax)
-  int dump_signal = 0;              // 0: py-spy; else the signal that asks for a stack dump
+  DumpTool dump_tool = DumpTool::automatic;  // when dump_signal is 0
+  int dump_signal = 0;              // 0: dump_tool; else the signal that asks for a stack dump
   Millis dump_timeout{30'000};
   bool enabled() const { return stall.has_value() || straggler.has_value(); }
 };

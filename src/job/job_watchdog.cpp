@@ -58,13 +58,19 @@ void read_progress(const Section& s, WatchdogSection& watchdog) {
 
 void read_dump(const Section& s, WatchdogSection& watchdog) {
   std::string text;
-  if (!s.read_string("dump", text) || text == "py-spy") {
+  if (!s.read_string("dump", text)) {
     return;
+  }
+  for (DumpTool tool : {DumpTool::automatic, DumpTool::py_spy, DumpTool::gdb}) {
+    if (text == dump_tool_name(tool)) {
+      watchdog.dump_tool = tool;
+      return;
+    }
   }
   auto signo = parse_catchable_signal(text);
   if (!signo) {
-    s.diag().at(*s.node("dump"), fmt::format("watchdog.dump: {} is neither \"py-spy\" nor a signal name "
-                                             "such as \"SIGUSR1\"", quote_input(text)));
+    s.diag().at(*s.node("dump"), fmt::format("watchdog.dump: {} is neither \"auto\", \"py-spy\", \"gdb\" nor a "
+                                             "signal name such as \"SIGUSR1\"", quote_input(text)));
     return;
   }
   watchdog.dump_signal = *signo;
@@ -106,3 +112,19 @@ void read_watchdog(const Section& s, WatchdogSection& watchdog) {
 }
 
 } // namespace ddl::job_detail
+
+namespace ddl {
+
+std::string_view dump_tool_name(DumpTool tool) {
+  switch (tool) {
+  case DumpTool::py_spy:
+    return "py-spy";
+  case DumpTool::gdb:
+    return "gdb";
+  case DumpTool::automatic:
+    break;
+  }
+  return "auto";
+}
+
+} // namespace ddl

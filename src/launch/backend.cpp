@@ -46,7 +46,7 @@ std::string Backend::ddl_path() const { return own_executable_path(); }
 
 std::string Backend::dry_run_text(std::span<const RankLaunch> /*launches*/) { return {}; }
 
-bool Backend::dump_stacks(int) { return false; }
+bool Backend::dump_stacks(int, DumpTool, Millis) { return false; }
 
 std::vector<LeftOutHost> Backend::unreached_hosts() const { return {}; }
 

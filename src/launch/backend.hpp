@@ -141,11 +141,12 @@ public:
   // whole process group, wherever it runs). Every call is delivered: two
   // calls send the signal twice.
   virtual void signal_all(int signo) = 0;
-  // The watchdog's py-spy dump: asks the rank's host to write
-  // `py-spy dump --pid PID` of the rank onto the rank's own stderr (or a
-  // line saying py-spy is not installed there), in the background. False
-  // when this backend cannot (the watchdog then says so). Default: false.
-  virtual bool dump_stacks(int rank);
+  // The watchdog's dump (watchdog.dump a tool, not a signal): asks the
+  // rank's host to run the stack dumper (backends/stack_dump) with `tool`
+  // on the rank, its output onto the rank's own stderr, in the background,
+  // killed after `timeout` and when the rank ends. False when this backend
+  // cannot (the watchdog then says so). Default: false.
+  virtual bool dump_stacks(int rank, DumpTool tool, Millis timeout);
   // Ends whatever still runs (KILL) and releases connections. Idempotent;
   // prepare() and start() may follow (an elastic re-plan on the same backend).
   virtual void shutdown() = 0;

@@ -372,6 +372,15 @@ void Output::summary(const JobSummary& summary) {
   }
   if (!summary.stalled_ranks.empty()) {
     done["stalled_ranks"] = summary.stalled_ranks;
+    Json groups = Json::array();
+    for (const StallGroup& group : summary.stall_groups) {
+      Json item = {{"ranks", group.ranks}, {"where", group.where}, {"suspect", group.suspect}};
+      if (group.suspect) {
+        item["host"] = group.host;
+      }
+      groups.push_back(std::move(item));
+    }
+    done["stall_groups"] = std::move(groups);
   }
   if (summary.dropped_lines > 0) {
     done["dropped_lines"] = summary.dropped_lines;

@@ -15,6 +15,7 @@
 #include "src/launch/output_fold.hpp"
 #include "src/launch/output_lines.hpp"
 #include "src/launch/output_writer.hpp"
+#include "src/launch/watchdog_suspects.hpp"
 #include "src/plan/placement.hpp"
 #include "src/util/error.hpp"
 #include "src/util/line_prefix.hpp"
@@ -73,6 +74,7 @@ struct JobSummary {
   std::vector<LeftOutHost> excluded_hosts;  // elastic: hosts left out, and why
   bool checkpointed = false;  // stopped, and every rank exited within checkpoint_grace
   std::vector<int> stalled_ranks;  // result stalled: the ranks the watchdog named
+  std::vector<StallGroup> stall_groups;  // and how they compare (suspects first)
 };
 
 // The sinks of a run: tagged lines ("[RANK] line") on ddl's stdout/stderr

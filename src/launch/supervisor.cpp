@@ -212,6 +212,9 @@ void Attempt::handle_exits() {
     }
     exited_[index] = true;
     --running_;
+    if (dump_deadline_ && options_.hang.dump_signal != 0 && how.signal == options_.hang.dump_signal) {
+      hang_notes.push_back(dump_signal_death(rank, gang_.launches()[index].host.name, options_.hang.dump_signal));
+    }
     if (is_failure(how)) {
       failures.push_back({rank, gang_.launches()[index].host.name, how});
     }
@@ -273,12 +276,11 @@ void Attempt::check_hang(SteadyClock::time_point now) {
 // (or dump_timeout) is the evidence; then the stop signal ends them.
 void Attempt::begin_dump(Hang found) {
   reason = StopReason::stalled;
-  const bool py_spy = options_.hang.dump_signal == 0;
-  output_.message(hang_announcement(options_.hang, found,
-                                    py_spy ? "py-spy dump" : signal_name(options_.hang.dump_signal)));
+  const bool tool = options_.hang.dump_signal == 0;
+  output_.message(hang_announcement(options_.hang, found, dump_how(options_.hang)));
   options_.progress->start_evidence();
   dumped_.assign(exited_.size(), false);
-  if (!py_spy) {
+  if (!tool) {
     signal_running(options_.hang.dump_signal);
   }
   std::vector<int> undumpable;
@@ -286,16 +288,16 @@ void Attempt::begin_dump(Hang found) {
     if (exited_[rank]) {
       continue;
     }
-    if (!py_spy) {
+    if (!tool) {
       dumped_[rank] = true;
-    } else if (backend_.dump_stacks(static_cast<int>(rank))) {
+    } else if (backend_.dump_stacks(static_cast<int>(rank), options_.hang.dump_tool, options_.hang.dump_timeout)) {
       dumped_[rank] = true;
     } else {
       undumpable.push_back(static_cast<int>(rank));
     }
   }
   if (!undumpable.empty()) {
-    hang_notes.push_back(fmt::format("the {} backend cannot run py-spy for ranks {}; set watchdog.dump to a "
+    hang_notes.push_back(fmt::format("the {} backend cannot run a stack dumper for ranks {}; set watchdog.dump to a "
                                      "signal the program answers with its stacks (e.g. \"SIGUSR1\" with "
                                      "faulthandler.register)",
                                      backend_.name(), compress_ranks(undumpable)));
@@ -664,6 +666,9 @@ Result<int> summarize(JobRun& job, const Attempt& run, const Gang& gang, Attempt
   JobSummary summary = job_summary(end, attempts, seconds_since(job.started));
   if (end.reason == StopReason::stalled && run.hang) {
     summary.stalled_ranks = run.hang->ranks;
+    if (options.progress) {
+      summary.stall_groups = stall_groups(*run.hang, *options.progress, gang.launches());
+    }
   }
   summary.dropped_lines = job.output.dropped_lines();
   summary.log_error = job.output.log_error();

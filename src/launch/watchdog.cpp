@@ -15,6 +15,18 @@ namespace {
 
 WatchClock::rep now_rep() { return WatchClock::now().time_since_epoch().count(); }
 
+// The first run of digits in `text`, when there is one that fits.
+std::optional<long long> first_number(std::string_view text) {
+  auto begin = std::ranges::find_if(text, [](char c) { return c >= '0' && c <= '9'; });
+  long long value = 0;
+  bool any = false;
+  for (auto it = begin; it != text.end() && *it >= '0' && *it <= '9' && value < 1'000'000'000'000'000LL; ++it) {
+    value = value * 10 + (*it - '0');
+    any = true;
+  }
+  return any ? std::optional(value) : std::nullopt;
+}
+
 std::string plural(std::size_t count, std::string_view word) {
   return fmt::format("{} {}{}", count, word, count == 1 ? "" : "s");
 }
@@ -37,6 +49,7 @@ void ProgressBoard::begin_attempt() {
   const auto now = now_rep();
   for (Rank& rank : ranks_) {
     rank.progress = now;
+    rank.step = -1;
     std::lock_guard lock(rank.mutex);
     rank.last_line.clear();
     rank.evidence.clear();
@@ -75,8 +88,14 @@ void ProgressBoard::line(int rank, std::string_view text) {
       evidence_at_ = now_rep();
     }
   }
-  if (pattern_ && pattern_->found_in(text.substr(0, k_progress_match_bytes))) {
+  if (!pattern_) {
+    return;
+  }
+  if (auto matched = pattern_->match_in(text.substr(0, k_progress_match_bytes))) {
     progress(rank);
+    if (auto number = first_number(*matched)) {
+      entry->step = *number;
+    }
   }
 }
 
@@ -118,6 +137,12 @@ std::vector<std::string> ProgressBoard::evidence(int rank) const {
   }
   std::lock_guard lock(entry->mutex);
   return {entry->evidence.begin(), entry->evidence.end()};
+}
+
+std::optional<long long> ProgressBoard::step(int rank) const {
+  const Rank* entry = at(rank);
+  long long value = entry != nullptr ? entry->step.load() : -1;
+  return value >= 0 ? std::optional(value) : std::nullopt;
 }
 
 std::optional<WatchClock::time_point> ProgressBoard::last_evidence() const {
@@ -182,13 +207,83 @@ std::string hang_announcement(const WatchdogSection& watchdog, const Hang& hang,
                      what, dump_how, format_duration(watchdog.dump_timeout));
 }
 
+std::string dump_how(const WatchdogSection& watchdog) {
+  if (watchdog.dump_signal != 0) {
+    return signal_name(watchdog.dump_signal);
+  }
+  if (watchdog.dump_tool == DumpTool::automatic) {
+    return "py-spy, gdb or Python's faulthandler";
+  }
+  return fmt::format("{} dump", dump_tool_name(watchdog.dump_tool));
+}
+
+std::string dump_signal_death(int rank, std::string_view host, int dump_signal) {
+  const std::string name = signal_name(dump_signal);
+  return fmt::format("rank {} on {}: killed by the dump signal {} (no handler for it); a Python program answers it "
+                     "after `faulthandler.register(signal.{}, all_threads=True)`, or leave watchdog.dump out (auto)",
+                     rank, host, name, name);
+}
+
+namespace {
+
+std::string host_of(const std::vector<RankLaunch>& launches, int rank) {
+  const auto index = static_cast<std::size_t>(rank);
+  return index < launches.size() ? launches[index].host.name : "?";
+}
+
+} // namespace
+
+std::vector<StallGroup> stall_groups(const Hang& hang, const ProgressBoard& board,
+                                     const std::vector<RankLaunch>& launches) {
+  const auto size = static_cast<std::size_t>(board.world_size());
+  std::vector<std::string> where(size);
+  std::vector<std::optional<long long>> steps(size);
+  std::vector<int> ranks;
+  for (int rank : hang.ranks) {
+    if (rank < 0 || static_cast<std::size_t>(rank) >= size) {
+      continue;
+    }
+    ranks.push_back(rank);
+    steps[static_cast<std::size_t>(rank)] = board.step(rank);
+    auto frames = innermost_frames(board.evidence(rank));
+    std::string last = board.last_line(rank);
+    where[static_cast<std::size_t>(rank)] = frames ? *frames : "last line: " + (last.empty() ? "(none)" : last);
+  }
+  auto groups = lagging_steps(ranks, steps);
+  auto places = group_by_place(ranks, where);
+  groups.insert(groups.end(), places.begin(), places.end());
+  for (StallGroup& group : groups) {
+    if (group.suspect) {
+      group.host = host_of(launches, group.ranks.front());
+    }
+  }
+  return groups;
+}
+
+namespace {
+
+std::string group_lines(const std::vector<StallGroup>& groups) {
+  std::string text;
+  for (const StallGroup& group : groups) {
+    if (group.suspect) {
+      text += fmt::format("ddl: suspect: rank {} on {}: {}\n", group.ranks.front(), group.host, group.where);
+    } else {
+      text += fmt::format("ddl: {} {}: {}\n", group.ranks.size() == 1 ? "rank" : "ranks",
+                          compress_ranks(group.ranks), group.where);
+    }
+  }
+  return text;
+}
+
+} // namespace
+
 std::string hang_report(const Hang& hang, const ProgressBoard& board,
                         const std::vector<RankLaunch>& launches, const std::vector<std::string>& notes) {
   std::string text = fmt::format("ddl: error: {} {}: {}\n", hang.straggler ? "straggling" : "stalled",
                                  hang.ranks.size() == 1 ? "rank" : "ranks", compress_ranks(hang.ranks));
+  text += group_lines(stall_groups(hang, board, launches));
   for (int rank : hang.ranks) {
-    const auto index = static_cast<std::size_t>(rank);
-    std::string host = index < launches.size() ? launches[index].host.name : "?";
+    std::string host = host_of(launches, rank);
     std::string last = board.last_line(rank);
     text += fmt::format("ddl: rank {} on {}: last line: {}\n", rank, host, last.empty() ? "(none)" : last);
   }

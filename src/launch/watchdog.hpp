@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "src/job/job.hpp"
+#include "src/launch/watchdog_suspects.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/pattern.hpp"
 
@@ -62,10 +63,15 @@ public:
   std::optional<WatchClock::time_point> last_evidence() const;
   // Ranks that printed evidence.
   std::vector<bool> has_evidence() const;
+  // The step number of the rank's last line that matched watchdog.progress
+  // (the first number in the pattern's first group, or in the whole match);
+  // nullopt when none had one.
+  std::optional<long long> step(int rank) const;
 
 private:
   struct Rank {
     std::atomic<WatchClock::rep> progress{0};
+    std::atomic<long long> step{-1};
     mutable std::mutex mutex;
     std::string last_line;
     std::deque<std::string> evidence;
@@ -98,8 +104,22 @@ std::optional<Hang> find_hang(const WatchdogSection& watchdog, const std::vector
 // stacks (SIGUSR1) for up to 30s, then ending the attempt (exit 5)".
 std::string hang_announcement(const WatchdogSection& watchdog, const Hang& hang, std::string_view dump_how);
 
-// The report: the hang, then per stalled rank its host, its last line and
+// How the ranks are asked for their stacks: "SIGUSR1", "gdb dump", "py-spy
+// dump", "py-spy, gdb or Python's faulthandler".
+std::string dump_how(const WatchdogSection& watchdog);
+
+// The note for a rank the dump signal killed: "rank 1 on HOST: killed by the
+// dump signal SIGUSR1 (no handler for it); ..." with the handler to add.
+std::string dump_signal_death(int rank, std::string_view host, int dump_signal);
+
+// The report: the hang, the suspects and the groups of ranks alike
+// (watchdog_suspects), then per stalled rank its host, its last line and
 // the evidence it printed since the dump was asked for.
+// The stalled ranks compared: the lagging steps, then group_by_place of
+// their innermost frames (or last lines).
+std::vector<StallGroup> stall_groups(const Hang& hang, const ProgressBoard& board,
+                                     const std::vector<RankLaunch>& launches);
+
 std::string hang_report(const Hang& hang, const ProgressBoard& board,
                         const std::vector<RankLaunch>& launches, const std::vector<std::string>& notes);
 

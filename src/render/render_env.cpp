@@ -104,6 +104,12 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
     env.emplace_back("CUDA_VISIBLE_DEVICES", join_ints(host_slot_ids(view)));
   }
   add_interface(env, ctx, slot.host_index);
+  // watchdog.dump = "auto" falls back to SIGABRT, which makes a Python rank
+  // print every thread's stack only with its faulthandler on.
+  if (job.watchdog.enabled() && job.watchdog.dump_signal == 0 && job.watchdog.dump_tool == DumpTool::automatic &&
+      !user_sets_env(job, "PYTHONFAULTHANDLER")) {
+    env.emplace_back("PYTHONFAULTHANDLER", "1");
+  }
   for (const auto& [name, value] : job.env) {
     set_last(env, name, value);
   }

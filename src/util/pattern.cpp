@@ -28,4 +28,15 @@ bool Pattern::found_in(std::string_view text) const {
   return RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *compiled_);
 }
 
+std::optional<std::string_view> Pattern::match_in(std::string_view text) const {
+  re2::StringPiece input(text.data(), text.size());
+  re2::StringPiece found[2];
+  const int groups = compiled_->NumberOfCapturingGroups() > 0 ? 2 : 1;
+  if (!compiled_->Match(input, 0, input.size(), RE2::UNANCHORED, found, groups)) {
+    return std::nullopt;
+  }
+  const re2::StringPiece& piece = found[groups - 1];
+  return piece.data() == nullptr ? std::string_view() : std::string_view(piece.data(), piece.size());
+}
+
 } // namespace ddl

@@ -6,6 +6,7 @@
 // the thread that matches it busy. RE2 stays in this file's source.
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "src/util/error.hpp"
@@ -24,6 +25,9 @@ public:
   static Result<Pattern> compile(std::string_view text);
   // Whether the pattern matches anywhere in `text`.
   bool found_in(std::string_view text) const;
+  // The text of the first match's first group (the whole match when the
+  // pattern has no group); nullopt when it does not match.
+  std::optional<std::string_view> match_in(std::string_view text) const;
 
 private:
   explicit Pattern(std::shared_ptr<const re2::RE2> compiled) : compiled_(std::move(compiled)) {}

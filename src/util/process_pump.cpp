@@ -64,7 +64,7 @@ int pump_output(ChildProcess& child,
     if (!killed && deadline_ms) {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
       if (elapsed.count() >= *deadline_ms) {
-        ::kill(child.pid, SIGKILL);
+        kill_child_tree(child.pid);
         if (timed_out != nullptr) {
           *timed_out = true;
         }

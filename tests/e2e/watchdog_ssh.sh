@@ -42,7 +42,7 @@ sleep 1
 # The default dump (py-spy) through the shim: where py-spy is missing the
 # rank's host says so, and that is the evidence.
 if ! command -v py-spy >/dev/null; then
-  sed -e '/^dump = /d' -e 's/^dump_timeout = .*/dump_timeout = "5s"/' "$t/stall.toml" >"$t/pyspy.toml"
+  sed -e 's/^dump = .*/dump = "py-spy"/' -e 's/^dump_timeout = .*/dump_timeout = "5s"/' "$t/stall.toml" >"$t/pyspy.toml"
   rc=0; ddl_ssh run "$t/pyspy.toml" -H "$spec" --backend ssh >"$t/out" 2>"$t/err" || rc=$?
   [[ $rc == 5 ]] || { cat "$t/err"; fail "py-spy dump over ssh: exit $rc, want 5"; }
   expect_contains "$t/err" "(py-spy dump)"

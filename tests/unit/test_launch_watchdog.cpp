@@ -6,6 +6,8 @@
 #include <atomic>
 #include <thread>
 
+#include <fmt/core.h>
+
 #include "src/job/job.hpp"
 #include "src/launch/watchdog.hpp"
 #include "src/util/rank_list.hpp"
@@ -52,7 +54,16 @@ TEST_CASE("[watchdog] and the stop keys load, with defaults", "[watchdog][job]")
   CHECK_FALSE(plain->watchdog.enabled());
   CHECK(plain->stop.stop_signal == 15);
   CHECK(plain->stop.checkpoint_signal == 0);
-  CHECK(plain->watchdog.dump_signal == 0);  // py-spy
+  CHECK(plain->watchdog.dump_signal == 0);
+  CHECK(plain->watchdog.dump_tool == DumpTool::automatic);  // py-spy, gdb, then faulthandler
+  for (auto [text, tool] : {std::pair{"gdb", DumpTool::gdb}, std::pair{"py-spy", DumpTool::py_spy},
+                            std::pair{"auto", DumpTool::automatic}}) {
+    auto chosen = parse_job(fmt::format("[job]\ncommand = \"true\"\n[watchdog]\nstall = \"2s\"\ndump = \"{}\"\n", text),
+                            "job.toml", {});
+    REQUIRE(chosen);
+    CHECK(chosen->watchdog.dump_tool == tool);
+    CHECK(chosen->watchdog.dump_signal == 0);
+  }
   CHECK(plain->watchdog.dump_timeout == milliseconds(30000));
 }
 
@@ -64,8 +75,9 @@ TEST_CASE("bad [watchdog] and stop values are errors with their place", "[watchd
         "job.toml:3:12: watchdog.progress: not a valid RE2 regular expression: invalid escape sequence: \\1");
   CHECK(errors("[watchdog]\nstall = \"2s\"\nprogress = '(?=step)'\n") ==
         "job.toml:3:12: watchdog.progress: not a valid RE2 regular expression: invalid perl operator: (?=");
-  CHECK(errors("[watchdog]\nstall = \"2s\"\ndump = \"gdb\"\n") ==
-        "job.toml:3:8: watchdog.dump: 'gdb' is neither \"py-spy\" nor a signal name such as \"SIGUSR1\"");
+  CHECK(errors("[watchdog]\nstall = \"2s\"\ndump = \"lldb\"\n") ==
+        "job.toml:3:8: watchdog.dump: 'lldb' is neither \"auto\", \"py-spy\", \"gdb\" nor a signal name such as "
+        "\"SIGUSR1\"");
   CHECK(errors("[watchdog]\nprogress = \"step\"\n") ==
         "job.toml:2:12: watchdog.progress: needs watchdog.stall or watchdog.straggler");
   CHECK(errors("[job]\nstop_signal = \"SIGKILL\"\n") ==
@@ -173,6 +185,9 @@ TEST_CASE("the hang report names ranks, hosts, last lines and dumps", "[watchdog
   Hang hang{false, {0, 1, 2}, milliseconds(2000)};
   CHECK(hang_report(hang, board, launches, {"note"}) ==
         "ddl: error: stalled ranks: 0-2\n"
+        "ddl: rank 0: last line: step 7\n"
+        "ddl: rank 1: last line: (none)\n"
+        "ddl: rank 2: File \"train.py\", line 3 in <module>\n"
         "ddl: rank 0 on a: last line: step 7\n"
         "ddl: rank 1 on a: last line: (none)\n"
         "ddl: rank 2 on b: last line: (none)\n"
@@ -184,6 +199,77 @@ TEST_CASE("the hang report names ranks, hosts, last lines and dumps", "[watchdog
   CHECK(hang_announcement(watchdog, hang, "SIGUSR1") ==
         "ddl: watchdog: no rank made progress for 2s (watchdog.stall = 2s); asking every rank for its stacks "
         "(SIGUSR1) for up to 30s, then ending the attempt (exit 5)\n");
+}
+
+TEST_CASE("innermost frames of faulthandler, py-spy and gdb dumps", "[watchdog]") {
+  // faulthandler (SIGABRT or register): the current thread's innermost frame.
+  CHECK(innermost_frames({"Fatal Python error: Aborted", "", "Thread 0x00007f1 (most recent call first):",
+                          "  File \"/usr/lib/python3/threading.py\", line 320 in wait",
+                          "Current thread 0x00007f2 (most recent call first):",
+                          "  File \"/t/job.py\", line 9 in all_reduce", "  File \"/t/job.py\", line 14 in <module>"}) ==
+        "File \"/t/job.py\", line 9 in all_reduce");
+  // py-spy: the MainThread's first frame.
+  CHECK(innermost_frames({"Process 12: python3 job.py", "Thread 13 (idle): \"Thread-1\"", "    wait (threading.py:320)",
+                          "Thread 12 (idle): \"MainThread\"", "    sleep (job.py:7)", "    <module> (job.py:12)"}) ==
+        "sleep (job.py:7)");
+  // gdb: thread 1's three innermost functions, addresses and arguments left out.
+  CHECK(innermost_frames({"ddl: stacks of pid 5 on h by gdb:", "Thread 2 (Thread 0x7f (LWP 6) \"a.out\"):",
+                          "#0  0x00007f00 in futex_wait () from /lib/libc.so.6",
+                          "Thread 1 (Thread 0x7e (LWP 5) \"a.out\"):",
+                          "#0  0x00007f01 in __GI___clock_nanosleep (clockid=0) at nanosleep.c:48",
+                          "#1  0x00007f02 in __GI___nanosleep (req=0x7ff) at nanosleep.c:25",
+                          "#2  0x00005503 in stuck_in_here (n=1) at stuck.c:5", "#3  0x00005504 in main () at stuck.c:9"}) ==
+        "in __GI___clock_nanosleep < __GI___nanosleep < stuck_in_here");
+  CHECK(innermost_frames({"ddl: gdb is not installed on h; no stack dump of pid 5"}) == std::nullopt);
+}
+
+TEST_CASE("the odd ones out are suspects; no majority, no suspect", "[watchdog]") {
+  auto groups = group_by_place({0, 1, 2, 3}, {"in all_reduce", "in sleep", "in all_reduce", "in all_reduce"});
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].suspect);
+  CHECK(groups[0].ranks == std::vector<int>{1});
+  CHECK(groups[0].where == "in sleep");
+  CHECK_FALSE(groups[1].suspect);
+  CHECK(groups[1].ranks == std::vector<int>{0, 2, 3});
+  auto tie = group_by_place({0, 1}, {"in a", "in b"});
+  REQUIRE(tie.size() == 2);
+  CHECK_FALSE(tie[0].suspect);
+  CHECK_FALSE(tie[1].suspect);
+  auto lag = lagging_steps({0, 1, 2, 3}, {5, 4, 5, std::nullopt});
+  REQUIRE(lag.size() == 1);
+  CHECK(lag[0].ranks == std::vector<int>{1});
+  CHECK(lag[0].where == "at step 4 while ranks 0,2 reached step 5");
+}
+
+TEST_CASE("the report names the suspect first, then the majority; the step lag from the progress pattern",
+          "[watchdog]") {
+  WatchdogSection watchdog = stall_after(milliseconds(1000));
+  watchdog.progress = ProgressSource::regex;
+  watchdog.progress_regex = "step (\\d+)";
+  ProgressBoard board(4, watchdog);
+  for (int rank = 0; rank < 4; ++rank) {
+    board.line(rank, fmt::format("rank {} step {}", rank, rank == 1 ? 3 : 4));
+  }
+  CHECK(board.step(1) == 3);
+  CHECK(board.step(0) == 4);
+  board.start_evidence();
+  for (int rank = 0; rank < 4; ++rank) {
+    board.line(rank, "Current thread 0x01 (most recent call first):");
+    board.line(rank, rank == 1 ? "  File \"job.py\", line 7 in <module>" : "  File \"c10d.py\", line 9 in all_reduce");
+  }
+  std::vector<RankLaunch> launches(4);
+  for (int rank = 0; rank < 4; ++rank) {
+    launches[static_cast<std::size_t>(rank)].host.name = rank < 2 ? "a" : "b";
+  }
+  Hang hang{false, {0, 1, 2, 3}, milliseconds(2000)};
+  std::string report = hang_report(hang, board, launches, {});
+  CHECK(report.starts_with("ddl: error: stalled ranks: 0-3\n"
+                           "ddl: suspect: rank 1 on a: at step 3 while ranks 0,2-3 reached step 4\n"
+                           "ddl: suspect: rank 1 on a: File \"job.py\", line 7 in <module>\n"
+                           "ddl: ranks 0,2-3: File \"c10d.py\", line 9 in all_reduce\n"));
+  CHECK(dump_signal_death(1, "a", 10) ==
+        "rank 1 on a: killed by the dump signal SIGUSR1 (no handler for it); a Python program answers it after "
+        "`faulthandler.register(signal.SIGUSR1, all_threads=True)`, or leave watchdog.dump out (auto)");
 }
 
 TEST_CASE("rendezvous: an authenticated HEARTBEAT reaches on_heartbeat and joins nobody", "[watchdog][rendezvous]") {
