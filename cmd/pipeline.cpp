@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <random>
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
@@ -15,6 +16,7 @@
 #include "src/launch/live_server.hpp"
 #include "src/launch/restart_policy.hpp"
 #include "src/launch/supervisor.hpp"
+#include "src/render/container.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/file.hpp"
 #include "src/util/net.hpp"
@@ -175,6 +177,27 @@ Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& b
   return found;
 }
 
+Result<std::vector<HostTopology>> job_topologies(const JobSpec& job, Backend& backend, const Plan& plan) {
+  if (job.launch.bind == CpuBind::none) {
+    return std::vector<HostTopology>{};
+  }
+  auto found = backend.read_topology(plan.hosts);
+  if (stop::requested()) {
+    return fail(stop::error("reading each host's CPU topology"));
+  }
+  for (std::size_t h = 0; h < found.size() && h < plan.hosts.size(); ++h) {
+    if (!found[h].known()) {
+      spdlog::warn("{}: cannot read the CPU topology ({}); its ranks run unbound", plan.hosts[h].name, found[h].why);
+    }
+  }
+  return found;
+}
+
+std::string container_tag() {
+  std::random_device random;
+  return fmt::format("{:08x}", random());
+}
+
 Result<Inventory> probed_hosts(const JobSpec& job, Backend& backend, Inventory hosts) {
   auto probed = backend.probe_gpus(std::move(hosts));
   if (!probed) {
@@ -189,6 +212,9 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
     return fail(selected.error());
   }
   PlannedJob planned{std::move(selected->backend), std::move(selected->why), {}};
+  if (auto problem = container_backend_problem(job, planned.backend->name())) {
+    return fail(ExitCode::usage, *problem);
+  }
   Result<Inventory> hosts = routable_addresses(planned.backend->resolve_addresses(std::move(selected->hosts)),
                                                 planned.backend->ranks_are_local());
   if (job.hosts.slots_from_gpus) {
@@ -215,6 +241,7 @@ LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned) {
   ctx.master_port = job.torch.master_port;
   ctx.backend = backend_shown(planned);
   ctx.horovod_gloo = uses_horovod_gloo(job, *planned.backend);
+  ctx.container_tag = container_tag();
   if (wants_error_dir(job, *planned.backend)) {
     ctx.error_dir = job.log_dir.empty() ? "<error-dir>" : job.log_dir;
   }
@@ -266,6 +293,12 @@ Result<std::unique_ptr<Round>> start_round(const JobSpec& job, Backend& backend,
     return fail(interfaces.error());
   }
   ctx.interfaces = std::move(*interfaces);
+  auto topologies = job_topologies(job, backend, round->plan);
+  if (!topologies) {
+    return fail(topologies.error());
+  }
+  ctx.topologies = std::move(*topologies);
+  ctx.container_tag = container_tag();
   if (!kept.host.empty() && kept.host == round->plan.hosts.front().name) {
     ctx.master_port = kept.port;
   } else {

@@ -34,10 +34,13 @@ public:
   // them on rank 0's host, else over a session of its own.
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
   std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
+  // Over find_interfaces' connections where there are some (kept for the launch).
+  std::vector<HostTopology> read_topology(const Inventory& hosts) override;
   // [ssh] remote_ddl, else this binary's path.
   std::string ddl_path() const override;
 
   Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
+  // A bound rank (RankLaunch::cpus) runs under `ddl pin` (ddl_path()).
   Result<void> start(const RankLaunch& launch, RankEvents& events) override;
   void signal(int rank, int signo) override;
   // py-spy on the rank's host, onto its stderr (through the shim).

@@ -7,7 +7,9 @@
 #include <optional>
 #include <fmt/core.h>
 
+#include "src/render/binding.hpp"
 #include "src/render/render.hpp"
+#include "src/render/team_env.hpp"
 #include "src/util/json.hpp"
 
 namespace ddl {
@@ -193,7 +195,8 @@ std::string rank_error_file(const std::string& dir, int rank, int attempt) {
 }
 
 bool user_sets_env(const JobSpec& job, std::string_view name) {
-  if (std::ranges::any_of(job.env, [&](const auto& kv) { return kv.first == name; })) {
+  auto named = [&](const auto& kv) { return kv.first == name; };
+  if (std::ranges::any_of(job.env, named) || std::ranges::any_of(job.env_file_vars, named)) {
     return true;
   }
   const std::string key(name);
@@ -226,6 +229,8 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
   for (const auto& [name, value] : job.env) {
     set_last(env, name, value);
   }
+  add_team_env(env, job, view.host);
+  set_bound_threads(env, job, view.host, rank_binding(job, plan, rank, ctx));
   return env;
 }
 
