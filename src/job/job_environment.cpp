@@ -106,6 +106,7 @@ void read_runtime(const Section& s, ContainerSection& container) {
     s.wrong_type("runtime", *value, "podman, docker, apptainer or an array of strings");
     return;
   }
+  container.runtime = ContainerRuntime::custom;  // even when its words are wrong: mounts and options are refused
   auto words = read_words(s, "runtime", template_word_problem);
   if (!words) {
     return;
@@ -116,7 +117,6 @@ void read_runtime(const Section& s, ContainerSection& container) {
                         "[\"enroot\", \"start\", \"{image}\"]");
     return;
   }
-  container.runtime = ContainerRuntime::custom;
   container.custom = std::move(*words);
 }
 
@@ -198,9 +198,7 @@ void read_host_env(const toml::node* node, JobSpec& job, Diagnostics& diag) {
   }
   const auto* tables = node->as_table();
   if (tables == nullptr) {
-    diag.at(*node, fmt::format("host_env: expected tables such as [host_env.\"gpu-a*\"], got {}",
-                               type_phrase(node->type())));
-    return;
+    return;  // read_sections says it is no table
   }
   // toml++ keeps keys sorted; a later table of the file wins, so keep its order.
   std::vector<std::tuple<Position, std::string, const toml::node*>> entries;

@@ -259,14 +259,15 @@ std::string container_text(const JobSpec& job, const std::vector<std::string>& a
   if (!job.container.enabled()) {
     return {};
   }
-  // The guard's own words come first; the runtime's start at the runtime.
-  auto first = argv.begin();
-  if (argv.size() > 5 && argv[3] == "ddl-container") {
-    first = argv.begin() + 4;
+  // The guard's words: sh -c SCRIPT ddl-container RUNTIME NAME, then the runtime's.
+  std::vector<std::string> shown = argv;
+  if (argv.size() > 6 && argv[3] == "ddl-container") {
+    shown.assign(argv.begin() + 6, argv.end());
+    shown.insert(shown.begin(), argv[4]);
   }
   std::string out;
-  for (auto word = first; word != argv.end(); ++word) {
-    out += (out.empty() ? "" : " ") + shell_word(*word);
+  for (const std::string& word : shown) {
+    out += (out.empty() ? "" : " ") + shell_word(word);
   }
   return out;
 }
