@@ -15,10 +15,16 @@ namespace {
 
 // Runs $1 (the setup line) with eval in the shell that then executes the
 // program, so that what it sets stays; bash when there is one ("source"
-// and conda's hooks need it). No single quote: it sits inside one below.
+// and conda's hooks need it). The EXIT trap also speaks for a setup line
+// that ends the shell itself (exit, set -e). No single quote: it sits
+// inside one below.
 constexpr std::string_view k_setup_body =
-    "eval \"$1\" || { __ddl_st=$?; printf \"ddl: [job] setup failed (exit %s): %s\\n\" \"$__ddl_st\" \"$1\" >&2; "
-    "exit \"$__ddl_st\"; }; shift; exec \"$@\"";
+    "__ddl_setup=$1; __ddl_ok=\n"
+    "__ddl_fail() { [ -n \"$__ddl_ok\" ] || printf \"ddl: [job] setup failed (exit %s): %s\\n\" \"$1\" "
+    "\"$__ddl_setup\" >&2; }\n"
+    "trap \"__ddl_fail \\$?\" EXIT\n"
+    "eval \"$__ddl_setup\" || exit\n"
+    "__ddl_ok=1; trap - EXIT; shift; exec \"$@\"";
 
 // The container guard: $1 the runtime, $2 the container's name, the rest
 // the runtime's words. A watcher started through setsid, in a session of
