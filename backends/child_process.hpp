@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <atomic>
-#include <chrono>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "src/launch/backend.hpp"
@@ -56,32 +52,5 @@ struct Captured {
 // SIGTERM or the job's deadline kill it and return stop::error(), unless it
 // is part of the stop itself (`part_of_stop`: scancel forwarding Ctrl-C).
 Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms, bool part_of_stop = false);
-
-// The state of a backend whose whole gang is one child process (mpirun,
-// srun), run by `runner`: its pid (-1 when none) and whether it has ended.
-struct GangChild {
-  std::mutex mutex;
-  std::thread runner;
-  std::atomic<long> pid{-1};
-  std::atomic<bool> done{false};
-
-  // Forwarding a signal to every rank once, not once per rank: true for the
-  // first `signo` in 500 ms. Call with `mutex` held.
-  bool first_in_burst(int signo);
-  // On the runner thread: starts argv (own process group, SIGTERM when the
-  // runner ends, stdin closed), reports every rank started with its pid,
-  // hands its output to `on_bytes` and returns its wait status. When it
-  // cannot start, every rank is reported exited with that error and the
-  // result is nullopt (`done` is set).
-  std::optional<int> run(const std::vector<std::string>& argv, EnvList env, int world_size,
-                         RankEvents& events, const std::function<void(Stream, std::string_view)>& on_bytes);
-  // Up to `settle` for the child to end on its own, then SIGTERM, up to
-  // `wait` for it to end, then SIGKILL; joins the runner.
-  void end(std::chrono::milliseconds wait, std::chrono::milliseconds settle = {});
-
-private:
-  int last_signal_ = 0;
-  std::chrono::steady_clock::time_point last_signal_time_{};
-};
 
 } // namespace ddl

@@ -12,6 +12,7 @@
 #include "backends/mpirun/mpirun_backend.hpp"
 #include "backends/slurm/slurm_backend.hpp"
 #include "backends/ssh/ssh_backend.hpp"
+#include "src/launch/plan_hosts.hpp"
 #include "src/util/net.hpp"
 
 namespace ddl {
@@ -24,8 +25,8 @@ public:
   explicit UnavailableBackend(BackendKind kind) : name_(to_string(kind)) {}
   std::string_view name() const override { return name_; }
   Result<void> prepare(const Plan&, std::span<const RankLaunch>) override { return failure(); }
-  Result<void> start(const RankLaunch&, RankEvents&) override { return failure(); }
-  void signal(int, int) override {}
+  GangStart start(std::span<const RankLaunch>, RankEvents&) override { return {0, failure().error()}; }
+  void signal_all(int) override {}
   void shutdown() override {}
 
 private:
@@ -72,6 +73,7 @@ std::unique_ptr<Backend> make_mpirun(const JobSpec& job) {
   options.kubernetes = job.kubernetes;
   options.pod_slots = pod_slots(job, BackendKind::mpirun);
   options.pod_labels = label_need(job);
+  options.args = job.mpirun.args;
   return std::make_unique<mpirun::MpirunBackend>(std::move(options));
 }
 
@@ -174,26 +176,15 @@ Choice auto_from_hosts(const Inventory& hosts) {
   return {BackendKind::local, "auto: every host is this machine"};
 }
 
-// --include / --exclude, unless the slots are GPUs still to be probed (the
-// pipeline filters after the probe then).
-Result<Inventory> filtered(Result<Inventory> hosts, const JobSpec& job) {
-  if (!hosts || job.hosts.slots_from_gpus) {
+// The hosts as --include / --exclude leave them, to choose and check the
+// backend by (the host pipeline filters them for the plan itself); all of
+// them while the slots are GPUs still to be probed.
+Result<Inventory> filtered_view(const Inventory& hosts, const JobSpec& job) {
+  if (job.hosts.slots_from_gpus) {
     return hosts;
   }
-  return filter_hosts(std::move(*hosts), job.hosts);
+  return filter_hosts(hosts, job.hosts);
 }
-
-} // namespace
-
-// The job's hosts: the backend's own (pods), else the host source's.
-Result<Inventory> hosts_for(const JobSpec& job, Backend& backend) {
-  if (auto own = backend.own_hosts()) {
-    return filtered(std::move(*own), job);
-  }
-  return filtered(discover_hosts(job), job);
-}
-
-namespace {
 
 // user@host and host:port:slots are ssh logins; other backends cannot honour them.
 Result<void> logins_fit(const Inventory& hosts, std::string_view backend) {
@@ -224,25 +215,27 @@ Result<SelectedBackend> select_backend(const JobSpec& job) {
     if (auto early = auto_without_hosts(job)) {
       choice = std::move(*early);
     } else {
-      auto hosts = filtered(discover_hosts(job), job);
-      if (!hosts) {
-        return fail(hosts.error());
+      auto hosts = discover_hosts(job);
+      auto view = hosts ? filtered_view(*hosts, job) : hosts;
+      if (!view) {
+        return fail(view.error());
       }
-      choice = auto_from_hosts(*hosts);
+      choice = auto_from_hosts(*view);
       listed = std::move(*hosts);
     }
   }
   SelectedBackend selected{make_backend(job, choice.kind), {}, std::move(choice.why)};
-  auto hosts = listed ? Result<Inventory>(std::move(*listed)) : hosts_for(job, *selected.backend);
-  if (!hosts) {
-    return fail(hosts.error());
+  auto hosts = listed ? Result<Inventory>(std::move(*listed)) : found_hosts(job, *selected.backend);
+  auto view = hosts ? filtered_view(*hosts, job) : hosts;
+  if (!view) {
+    return fail(view.error());
   }
   selected.hosts = std::move(*hosts);
-  if (auto fits = logins_fit(selected.hosts, selected.backend->name()); !fits) {
+  if (auto fits = logins_fit(*view, selected.backend->name()); !fits) {
     return fail(fits.error());
   }
   if (job.launch.backend == BackendKind::local) {
-    if (const Host* remote = first_remote_host(selected.hosts)) {
+    if (const Host* remote = first_remote_host(*view)) {
       return fail(ExitCode::usage,
                   fmt::format("backend local runs every rank on this machine, but host {} is not "
                               "this machine; use backend ssh (or auto, the default) to reach it",

@@ -11,14 +11,11 @@
 namespace ddl {
 
 // The backend that runs a job and the hosts it runs on.
-// The job's hosts: the backend's own (pods), else the host source's (run
-// again each time: an elastic restart re-reads the source).
-Result<Inventory> hosts_for(const JobSpec& job, Backend& backend);
-
 struct SelectedBackend {
   std::unique_ptr<Backend> backend;
-  // The job's host source's, or the backend's own (Kubernetes pods); no GPU
-  // probe yet, addresses not resolved through the backend yet.
+  // The job's host source's, or the backend's own (Kubernetes pods), as
+  // found: the first step of the host pipeline (src/launch/plan_hosts.hpp),
+  // which does the rest (--include / --exclude, addresses, GPU probe).
   Inventory hosts;
   // Why `auto` chose this backend ("auto: every host is this machine");
   // "" when the job named it.

@@ -2,10 +2,13 @@
 #include "backends/shim.hpp"
 
 #include <algorithm>
+#include <csignal>
+#include <iterator>
 #include <utility>
 
 #include <fmt/core.h>
 
+#include "src/util/signal_names.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -150,16 +153,8 @@ std::string seconds_text(Millis grace) {
   return fmt::format("{}.{:03}", ms / 1000, ms % 1000);
 }
 
-struct SignalName {
-  int number;
-  std::string_view name;
-};
-
-constexpr SignalName k_signals[] = {
-    {1, "HUP"},   {2, "INT"},   {3, "QUIT"},  {4, "ILL"},   {5, "TRAP"},  {6, "ABRT"},
-    {7, "BUS"},   {8, "FPE"},   {9, "KILL"},  {10, "USR1"}, {11, "SEGV"}, {12, "USR2"},
-    {13, "PIPE"}, {14, "ALRM"}, {15, "TERM"}, {18, "CONT"}, {19, "STOP"}, {20, "TSTP"},
-};
+// The signals a rank's control line may name (the shim's `kill -s NAME`).
+constexpr int k_forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR2, SIGTERM, SIGCONT, SIGSTOP, SIGTSTP};
 
 } // namespace
 
@@ -213,28 +208,10 @@ Result<std::string> shim_payload(const ShimJob& job) {
 }
 
 std::optional<std::string> shim_signal_line(int signo) {
-  for (int forwarded : {1, 2, 3, 9, 10, 12, 15, 18, 19, 20}) {
-    if (forwarded == signo) {
-      for (const auto& entry : k_signals) {
-        if (entry.number == signo) {
-          return fmt::format("{}\n", entry.name);
-        }
-      }
-    }
+  if (std::ranges::find(k_forwarded, signo) == std::end(k_forwarded)) {
+    return std::nullopt;
   }
-  return std::nullopt;
-}
-
-int signal_number(std::string_view name) {
-  if (name.starts_with("SIG")) {
-    name.remove_prefix(3);
-  }
-  for (const auto& entry : k_signals) {
-    if (entry.name == name) {
-      return entry.number;
-    }
-  }
-  return 0;
+  return fmt::format("{}\n", signal_abbrev(signo));
 }
 
 // Until the pid line, stderr comes from the login shell (a .bashrc may

@@ -80,10 +80,6 @@ inline constexpr std::string_view k_shim_dump_line = "dump\n";
 // Ends the rank like EOF does, but keeps the channel for its exit status.
 inline constexpr std::string_view k_shim_stop_line = "stop\n";
 
-// Signal number for a name as ssh reports it ("TERM" or "SIGTERM"); 0 when
-// unknown.
-int signal_number(std::string_view name);
-
 // Takes the "ddl-shim: ready" and "ddl-shim: pid N" lines off the front of
 // a rank's stderr.
 class ShimStderr {

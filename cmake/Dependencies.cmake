@@ -49,3 +49,18 @@ if(DDL_ENABLE_MPI)
     set(DDL_MPI_SUMMARY "off (MPI not found)")
   endif()
 endif()
+
+# Optional: OpenPMIx's server headers, for ddl as a PMIx server (src/pmix);
+# libpmix itself is opened with dlopen at run time.
+set(DDL_HAVE_PMIX OFF)
+set(DDL_PMIX_SUMMARY "off (not requested)")
+if(DDL_ENABLE_PMIX)
+  pkg_check_modules(PMIX QUIET pmix)
+  find_path(DDL_PMIX_INCLUDE pmix_server.h HINTS ${PMIX_INCLUDE_DIRS})
+  if(DDL_PMIX_INCLUDE)
+    set(DDL_HAVE_PMIX ON)
+    set(DDL_PMIX_SUMMARY "on (${DDL_PMIX_INCLUDE}; libpmix loaded at run time)")
+  else()
+    set(DDL_PMIX_SUMMARY "off (pmix_server.h not found; Debian: libpmix-dev)")
+  endif()
+endif()

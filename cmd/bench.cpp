@@ -89,13 +89,15 @@ Result<int> run_bench(const BenchCommand& cmd) {
 void add_bench(CLI::App& app, Command& selected) {
   CLI::App* bench = app.add_subcommand("bench", "Run ddl's built-in benchmarks through a real launch");
   bench->require_subcommand(1);
+  bench->footer("Example:\n  ddl bench allreduce -H node1:8,node2:8 -b 8 -e 128M -f 2");
   auto cmd = std::make_shared<BenchCommand>();
   CLI::App* sub = bench->add_subcommand(
       "allreduce", "Allreduce sweep with nccl-tests' all_reduce_perf flags and table");
   add_common_options(*sub, cmd->common);
   add_bench_flags(*sub, cmd->flags);
   sub->add_option("-J,--output_file", cmd->output_file, "Also write the results as JSON to FILE");
-  sub->footer("Exit status: 0, 1 when any element was wrong, else as ddl run (2 usage, 3 launch, ...).");
+  sub->footer("Exit status: 0, 1 when any element was wrong, else as ddl run (2 usage, 3 launch, ...).\n\n"
+              "Examples:\n  ddl bench allreduce --np 4 -b 8 -e 64M\n  ddl bench allreduce job.toml --transport nccl -J out.json");
   sub->callback([&selected, cmd] {
     selected = [cmd] {
       auto code = run_bench(*cmd);

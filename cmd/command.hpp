@@ -38,8 +38,11 @@ bool loads_a_job(const CLI::App& app);
 // Whether the job's timeout runs from now (run, bench): it then covers every
 // phase, host discovery and connecting included.
 enum class JobClock { stopped, starts };
-// Sets the log level from -v/-q, arms the stop token (signals; see
-// src/util/signals.hpp) and loads the job with the overrides.
+// Sets the log level from -v/-q and arms the stop token (signals; see
+// src/util/signals.hpp); the command line's overrides, with the command
+// after "--".
+Result<Overrides> start_command(const CommonOptions& opts);
+// start_command, then loads the job with the overrides.
 Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock = JobClock::stopped);
 // Prints `error` as "ddl: error: ..." and returns its exit code; with
 // --json on the command line also an "error" event on stdout (see
@@ -65,5 +68,7 @@ void add_rsh(CLI::App& app, Command& selected);
 void add_run(CLI::App& app, Command& selected);
 void add_sweep(CLI::App& app, Command& selected);
 void add_worker(CLI::App& app, Command& selected);
+// `ddl worker pmix-host` (cmd/pmix_host.cpp), under `ddl worker`.
+void add_pmix_host_worker(CLI::App& worker, Command& selected);
 
 } // namespace ddl::cmd

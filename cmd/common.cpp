@@ -8,7 +8,6 @@
 #include <cstdio>
 
 #include "cmd/command.hpp"
-#include "src/launch/output.hpp"
 #include "src/util/json.hpp"
 #include "src/util/log.hpp"
 #include "src/util/signals.hpp"
@@ -105,14 +104,16 @@ void add_common_options(CLI::App& sub, CommonOptions& opts) {
   sub.add_option("--include", opts.overrides.include,
                  "Only these hosts and slots, DeepSpeed's way: host1:0,1@host2");
   sub.add_option("--exclude", opts.overrides.exclude, "All but these hosts and slots: host1:0@host2");
-  sub.add_option("--np", opts.overrides.np_range,
+  sub.add_option("--np", opts.overrides.np,
                  "Number of ranks (default: sum of slots); MIN:MAX restarts on fewer hosts when one is lost");
+  sub.add_option("-F,--ssh-config", opts.overrides.ssh_config,
+                 "OpenSSH config file to read, as ssh -F does (\"none\": none); [ssh] config");
   sub.add_flag("--json", opts.json, "Machine-readable JSON on stdout");
   sub.add_flag("-v,--verbose", opts.verbose, "Explain choices (repeat for debug)");
   sub.add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");
 }
 
-Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock) {
+Result<Overrides> start_command(const CommonOptions& opts) {
   set_log_level(opts.verbose, opts.quiet);
   // From here on Ctrl-C, SIGTERM and the job's timeout end every phase.
   if (auto armed = stop::arm(); !armed) {
@@ -122,7 +123,15 @@ Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock) {
   if (!trailing_command().empty()) {
     overrides.command = trailing_command();
   }
-  auto job = load_job(opts.job_file, overrides);
+  return overrides;
+}
+
+Result<JobSpec> load_job_for(const CommonOptions& opts, JobClock clock) {
+  auto overrides = start_command(opts);
+  if (!overrides) {
+    return fail(overrides.error());
+  }
+  auto job = load_job(opts.job_file, *overrides);
   if (job && clock == JobClock::starts) {
     stop::set_timeout(job->timeout);
   }

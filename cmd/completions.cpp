@@ -32,6 +32,7 @@ void add_completions(CLI::App& app, Command& selected) {
   sub->add_option("shell", *shell, "bash, zsh or fish")
       ->required()
       ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  sub->footer("Example:\n  ddl completions bash > ~/.local/share/bash-completion/completions/ddl");
   sub->callback([&selected, shell] { selected = [shell] { return print_completions(*shell); }; });
 }
 

@@ -2,12 +2,14 @@
 // Other launchers' habits on ddl's command line; see cmd/habits.hpp.
 #include "cmd/habits.hpp"
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <set>
 #include <string_view>
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include "src/util/text.hpp"
 
@@ -28,39 +30,44 @@ constexpr std::array k_renames = {
     Rename{"-i", "--include"},      Rename{"-e", "--exclude"},
 };
 
-// A spelling whose meaning ddl has in another form: refused, with that form.
+// A spelling of a launcher whose personality takes it (`ddl torchrun`,
+// `ddl deepspeed`): refused by `ddl run`, with that personality and ddl
+// run's own form.
 struct Refusal {
   std::string_view word;
-  std::string_view launcher;
+  std::string_view persona;  // "torchrun", "deepspeed"
   std::string_view answer;
 };
 
 constexpr std::string_view k_per_node =
-    "ranks per host; ddl takes them as slots in the host list: -H HOST:N,HOST:N "
-    "(this machine alone: --np N)";
-constexpr std::string_view k_node_count =
-    "node count; ddl starts every node from one host list: -H HOST:N,HOST:N or --hostfile FILE";
+    "ranks per host; with ddl run: -H HOST:N,HOST:N (this machine alone: --np N)";
+constexpr std::string_view k_node_count = "node count; with ddl run: -H HOST:N,HOST:N or --hostfile FILE";
 constexpr std::string_view k_node_rank =
     "node rank; ddl starts and numbers every node itself (DDL_NODE_RANK, GROUP_RANK): run it once, "
     "with every host in -H or --hostfile";
 constexpr std::string_view k_master_port =
-    "master port; ddl takes it from [torch] master_port in the job file (0 = a free port)";
+    "master port; with ddl run: [torch] master_port in the job file (0 = a free port)";
 constexpr std::string_view k_master_addr =
     "master address; ddl sets MASTER_ADDR to rank 0's host address: list that host first in -H";
 constexpr std::string_view k_rendezvous =
     "rendezvous; ddl runs its own ([rendezvous] address, port and timeout in the job file)";
 
 constexpr std::array k_refusals = {
-    Refusal{"--nproc-per-node", "torchrun's", k_per_node},   Refusal{"--nproc_per_node", "torchrun's", k_per_node},
-    Refusal{"--num_gpus", "DeepSpeed's", k_per_node},        Refusal{"--num-gpus", "DeepSpeed's", k_per_node},
-    Refusal{"--nnodes", "torchrun's", k_node_count},         Refusal{"--num_nodes", "DeepSpeed's", k_node_count},
-    Refusal{"--num-nodes", "DeepSpeed's", k_node_count},     Refusal{"--node-rank", "torchrun's", k_node_rank},
-    Refusal{"--node_rank", "torchrun's", k_node_rank},       Refusal{"--master-port", "torchrun's", k_master_port},
-    Refusal{"--master_port", "torchrun's", k_master_port},   Refusal{"--master-addr", "torchrun's", k_master_addr},
-    Refusal{"--master_addr", "torchrun's", k_master_addr},   Refusal{"--rdzv-endpoint", "torchrun's", k_rendezvous},
-    Refusal{"--rdzv_endpoint", "torchrun's", k_rendezvous},  Refusal{"--rdzv-backend", "torchrun's", k_rendezvous},
-    Refusal{"--rdzv_backend", "torchrun's", k_rendezvous},
+    Refusal{"--nproc-per-node", "torchrun", k_per_node},   Refusal{"--nproc_per_node", "torchrun", k_per_node},
+    Refusal{"--num_gpus", "deepspeed", k_per_node},        Refusal{"--num-gpus", "deepspeed", k_per_node},
+    Refusal{"--nnodes", "torchrun", k_node_count},         Refusal{"--num_nodes", "deepspeed", k_node_count},
+    Refusal{"--num-nodes", "deepspeed", k_node_count},     Refusal{"--node-rank", "torchrun", k_node_rank},
+    Refusal{"--node_rank", "torchrun", k_node_rank},       Refusal{"--master-port", "torchrun", k_master_port},
+    Refusal{"--master_port", "torchrun", k_master_port},   Refusal{"--master-addr", "torchrun", k_master_addr},
+    Refusal{"--master_addr", "torchrun", k_master_addr},   Refusal{"--rdzv-endpoint", "torchrun", k_rendezvous},
+    Refusal{"--rdzv_endpoint", "torchrun", k_rendezvous},  Refusal{"--rdzv-backend", "torchrun", k_rendezvous},
+    Refusal{"--rdzv_backend", "torchrun", k_rendezvous},
 };
+
+// "torchrun's", "DeepSpeed's".
+std::string_view launcher_of(std::string_view persona) {
+  return persona == "deepspeed" ? "DeepSpeed's" : "torchrun's";
+}
 
 // The subcommands whose leftover words check_leftover_words answers.
 std::set<const CLI::App*>& answered_subcommands() {
@@ -155,6 +162,80 @@ Unexpected command_without_dashes(const CLI::App& sub, const std::vector<std::st
 
 } // namespace
 
+namespace {
+
+// The option of `sub` that `word` names ("--np", or "-np" renamed), or nullptr.
+const CLI::Option* option_named(const CLI::App& sub, const std::string& word) {
+  if (const CLI::Option* option = sub.get_option_no_throw(word)) {
+    return option;
+  }
+  for (const Rename& rename : k_renames) {
+    if (word == rename.word) {
+      return sub.get_option_no_throw(std::string(rename.ddl));
+    }
+  }
+  return nullptr;
+}
+
+// Whether `word`, the first positional word of `ddl run`, is its JOB file:
+// it ends in .toml, or names a file that is no program (not executable), or
+// a "--" follows it (`ddl run JOB -- COMMAND`, as ddl sweep's trials run).
+bool is_job_word(const std::string& word, bool dashes_follow) {
+  if (word.ends_with(".toml") || dashes_follow) {
+    return true;
+  }
+  std::error_code ec;
+  return std::filesystem::is_regular_file(word, ec) && ::access(word.c_str(), X_OK) != 0;
+}
+
+// Where `ddl run`'s program starts: the first word from `first` on that is
+// neither an option (with its value) nor the JOB (is_job_word); args.size()
+// when there is none. A "--" is noted in `dashes`.
+std::size_t program_start(const CLI::App& run, const std::vector<std::string>& args, std::size_t first,
+                          bool& dashes) {
+  bool job_seen = false;
+  for (std::size_t i = first; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "--") {
+      dashes = true;
+      return i;
+    }
+    if (word.size() > 1 && word.starts_with('-')) {
+      const CLI::Option* option = option_named(run, word.substr(0, word.find('=')));
+      if (option != nullptr && option->get_expected_max() > 0 && word.find('=') == std::string::npos) {
+        ++i;  // its value
+      }
+      continue;
+    }
+    const bool dashes_follow = std::find(args.begin() + static_cast<std::ptrdiff_t>(i), args.end(), "--") != args.end();
+    if (!job_seen && is_job_word(word, dashes_follow)) {
+      job_seen = true;
+      continue;
+    }
+    return i;
+  }
+  return args.size();
+}
+
+} // namespace
+
+std::vector<std::string> take_command(const CLI::App& app, std::vector<std::string>& args) {
+  std::size_t first = 0;
+  const CLI::App* sub = named_subcommand(app, args, first);
+  bool dashes = false;
+  std::size_t start = 0;
+  if (sub != nullptr && sub->get_name() == "run") {
+    start = program_start(*sub, args, first, dashes);
+  } else {
+    start = static_cast<std::size_t>(std::find(args.begin(), args.end(), "--") - args.begin());
+    dashes = start < args.size();
+  }
+  const std::size_t from = std::min(args.size(), start + (dashes ? 1 : 0));
+  std::vector<std::string> command(args.begin() + static_cast<std::ptrdiff_t>(from), args.end());
+  args.erase(args.begin() + static_cast<std::ptrdiff_t>(start), args.end());
+  return command;
+}
+
 Result<void> translate_habits(const CLI::App& app, std::vector<std::string>& args) {
   std::size_t first = 0;
   const CLI::App* sub = named_subcommand(app, args, first);
@@ -166,7 +247,9 @@ Result<void> translate_habits(const CLI::App& app, std::vector<std::string>& arg
     const std::string value = args[i].substr(word.size());
     for (const Refusal& refusal : k_refusals) {
       if (word == refusal.word) {
-        return fail(ExitCode::usage, fmt::format("{} is {} {}", word, refusal.launcher, refusal.answer));
+        return fail(ExitCode::usage,
+                    fmt::format("{0} is {1} {2}; `ddl {3}` takes the whole {3} line as it is", word,
+                                launcher_of(refusal.persona), refusal.answer, refusal.persona));
       }
     }
     for (const Rename& rename : k_renames) {
@@ -203,7 +286,7 @@ Result<void> check_leftover_words(const CLI::App& app) {
   const CLI::Option* job = sub->get_option_no_throw("job");
   const std::string job_word = job != nullptr && job->count() > 0 ? job->as<std::string>() : "";
   if (leftover.empty()) {
-    if (takes_command(*sub) && names_no_job_file(job_word)) {
+    if (takes_command(*sub) && sub->get_name() != "run" && names_no_job_file(job_word)) {
       return fail(ExitCode::usage,
                   fmt::format("no job file '{}': to run a command, put it after '--': ddl {} [options] -- {}",
                               job_word, command_path(*sub), job_word));

@@ -17,6 +17,14 @@
 
 namespace ddl::cmd {
 
+// Takes the command to run off `args`: for `ddl run`, as mpirun reads its
+// line, from the first word that is neither an option of run (with its
+// value) nor the JOB file (the first word that ends in .toml, names a file
+// that is not executable, or has a "--" after it), or after "--";
+// for the other subcommands, the words after "--". A word after the program
+// is the program's, even when ddl has an option spelled so.
+std::vector<std::string> take_command(const CLI::App& app, std::vector<std::string>& args);
+
 // Rewrites other launchers' option spellings in `args` (the words before
 // "--", args[0] the subcommand) to ddl's: -np, --num-proc, -n (where the
 // subcommand has no -n of its own) -> --np; --host, -host -> --hosts;

@@ -28,7 +28,9 @@ Result<int> send_one() {
 void add_heartbeat(CLI::App& app, Command& selected) {
   CLI::App* sub = app.add_subcommand(
       "heartbeat", "From inside a rank: tell the watchdog this rank made progress (uses DDL_RENDEZVOUS)");
-  sub->footer("Exit 0 once the launcher took it; 3 when it cannot be reached or refuses it.");
+  sub->footer("Exit 0 once the launcher took it; 3 when it cannot be reached or refuses it.\n\n"
+              "Example (in a training loop, with [watchdog] progress = \"heartbeat\"):\n"
+              "  subprocess.run([\"ddl\", \"heartbeat\"])");
   sub->callback([&selected] {
     selected = [] {
       auto code = send_one();

@@ -6,7 +6,7 @@
 
 #include "backends/registry.hpp"
 #include "cmd/command.hpp"
-#include "cmd/pipeline.hpp"
+#include "src/launch/plan_hosts.hpp"
 #include "src/plan/placement.hpp"
 #include "src/util/json.hpp"
 #include "src/util/signals.hpp"
@@ -181,15 +181,13 @@ int run_hosts(const HostsOptions& opts) {
     return report(selected.error());
   }
   Backend& backend = *selected->backend;
-  Result<Inventory> inventory = std::move(selected->hosts);
+  auto inventory = hosts_for_plan(*job, backend, std::move(selected->hosts),
+                                  opts.check ? HostSteps::before_probe : HostSteps::all);
+  if (!inventory) {
+    return report(inventory.error());
+  }
   if (opts.check) {
     return check_inventory(backend, *inventory, opts.common.json);
-  }
-  if (job->hosts.slots_from_gpus) {
-    inventory = probed_hosts(*job, backend, std::move(*inventory));
-    if (!inventory) {
-      return report(inventory.error());
-    }
   }
   fmt::print("{}", opts.common.json ? hosts_json(*job, *inventory) : hosts_table(*job, *inventory));
   return 0;
@@ -202,6 +200,7 @@ void add_hosts(CLI::App& app, Command& selected) {
   CLI::App* sub = app.add_subcommand("hosts", "List the hosts a job would run on");
   add_common_options(*sub, opts->common);
   sub->add_flag("--check", opts->check, "Reach every host through the backend and report on it");
+  sub->footer("Examples:\n  ddl hosts -H 'node[01-04]:8' --check\n  ddl hosts job.toml --json");
   sub->callback([&selected, opts] { selected = [opts] { return run_hosts(*opts); }; });
 }
 

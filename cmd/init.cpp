@@ -39,6 +39,7 @@ void add_init(CLI::App& app, Command& selected) {
                   "(kubernetes also writes FILE's .yaml manifest)")
       ->check(CLI::IsMember(init_template_names()));
   sub->add_flag("-f,--force", opts->force, "Overwrite existing files");
+  sub->footer("Examples:\n  ddl init\n  ddl init --template horovod horovod.toml");
   sub->callback([&selected, opts] { selected = [opts] { return run_init(*opts); }; });
 }
 

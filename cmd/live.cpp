@@ -176,21 +176,25 @@ void add_live(CLI::App& app, Command& selected) {
   auto opts = std::make_shared<LiveOptions>();
   CLI::App* ps = app.add_subcommand("ps", "List your running ddl jobs on this machine");
   ps->add_flag("--json", opts->json, "Machine-readable JSON on stdout");
+  ps->footer("Example:\n  ddl ps --json");
   ps->callback([&selected, opts] { selected = command_of(opts, run_ps); });
 
   CLI::App* logs = app.add_subcommand("logs", "Print a running job's recent rank output (-f: and follow it)");
   logs->add_option("job", opts->job, "Job name or id (see ddl ps)")->required();
   logs->add_flag("-f,--follow", opts->follow, "Keep printing new lines until the job ends");
   logs->add_option("--rank", opts->rank, "Only this rank")->check(CLI::NonNegativeNumber);
+  logs->footer("Example:\n  ddl logs resnet -f --rank 0");
   logs->callback([&selected, opts] { selected = command_of(opts, run_logs); });
 
   CLI::App* stop = app.add_subcommand("stop", "Stop a running job as Ctrl-C would, and wait for its end");
   stop->add_option("job", opts->job, "Job name or id (see ddl ps)")->required();
+  stop->footer("Example:\n  ddl stop resnet");
   stop->callback([&selected, opts] { selected = command_of(opts, run_stop_job); });
 
   CLI::App* signal = app.add_subcommand("signal", "Send a signal to a running job's ranks (INT, TERM, HUP: to ddl)");
   signal->add_option("job", opts->job, "Job name or id (see ddl ps)")->required();
   signal->add_option("signal", opts->signal, "USR1, SIGUSR2, CONT, TSTP, ... or a number")->required();
+  signal->footer("Example (ask every rank to checkpoint):\n  ddl signal resnet USR1");
   signal->callback([&selected, opts] { selected = command_of(opts, run_signal); });
 }
 

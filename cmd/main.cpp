@@ -9,6 +9,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/habits.hpp"
+#include "cmd/persona.hpp"
 #include "ddl_version.hpp"
 #include "src/util/log.hpp"
 #include "src/util/signals.hpp"
@@ -18,7 +19,8 @@ namespace {
 
 // Subcommands a user may type; hidden ones (worker, rsh, pin) are left out.
 const std::vector<std::string> k_public_commands = {
-    "bench", "completions", "heartbeat", "hosts", "init", "logs", "ps", "render", "run", "signal", "stop", "sweep"};
+    "bench",  "completions", "deepspeed", "heartbeat", "horovodrun", "hosts", "init",  "logs",
+    "mpirun", "ps",          "render",    "run",       "signal",     "stop",  "sweep", "torchrun"};
 
 // CLI11 answers an unknown subcommand with a generic message and its own exit
 // code; ddl says "did you mean" and exits 2 instead.
@@ -69,14 +71,14 @@ void hold_signals_first(int /*argc*/, char** /*argv*/, char** /*envp*/) { ddl::s
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  // Everything after the first "--" is the command to run, untouched by CLI11.
-  std::vector<std::string> tail;
-  if (auto dash = std::find(args.begin(), args.end(), "--"); dash != args.end()) {
-    tail.assign(dash + 1, args.end());
-    args.erase(dash, args.end());
+  // `ddl torchrun ...`: the launcher's own words, read by its personality.
+  if (!args.empty()) {
+    if (const auto* persona = ddl::persona::find_persona(args[0])) {
+      return ddl::cmd::run_persona(*persona, std::vector<std::string>(args.begin() + 1, args.end()));
+    }
   }
-  ddl::cmd::set_json_errors(std::find(args.begin(), args.end(), "--json") != args.end());
   if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !is_known_command(args[0])) {
+    ddl::cmd::set_json_errors(std::find(args.begin(), args.end(), "--json") != args.end());
     return reject_unknown_command(args[0]);
   }
 
@@ -96,7 +98,11 @@ int main(int argc, char** argv) {
   ddl::cmd::add_run(app, selected);
   ddl::cmd::add_sweep(app, selected);
   ddl::cmd::add_worker(app, selected);
+  ddl::cmd::add_personas(app);
   ddl::cmd::keep_leftover_words(app);
+  // The command to run (after "--", or `ddl run`'s program), untouched by CLI11.
+  std::vector<std::string> tail = ddl::cmd::take_command(app, args);
+  ddl::cmd::set_json_errors(std::find(args.begin(), args.end(), "--json") != args.end());
   if (args.empty()) {
     fmt::print("{}", app.help());
     return 0;

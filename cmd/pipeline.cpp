@@ -14,12 +14,15 @@
 #include "cmd/verbose.hpp"
 #include "rendezvous/launcher.hpp"
 #include "src/launch/live_server.hpp"
+#include "src/launch/plan_hosts.hpp"
 #include "src/launch/restart_policy.hpp"
 #include "src/launch/supervisor.hpp"
 #include "src/render/container.hpp"
+#include "src/render/frameworks/horovod.hpp"
+#include "src/render/frameworks/torch.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/file.hpp"
-#include "src/util/net.hpp"
+#include "src/util/phase_timer.hpp"
 #include "src/util/signals.hpp"
 
 extern char** environ;
@@ -28,22 +31,15 @@ namespace ddl::cmd {
 
 namespace {
 
-// torch's default, where the backend cannot look for a free port.
-constexpr int k_torch_default_port = 29500;
-
-bool uses(const JobSpec& job, Framework framework) {
-  return std::ranges::find(job.frameworks, framework) != job.frameworks.end();
-}
-
 // torch.master_port as launched, looked at on rank 0's host through the
-// backend: the job's, checked free (JAX's coordinator takes the next port
-// too), or a free one when it is 0.
+// backend: the job's, checked free (with the ports its frameworks take after
+// it), or free ones when it is 0.
 Result<int> launch_master_port(const JobSpec& job, Backend& backend, const Plan& plan) {
   const int first = job.torch.master_port;
-  if (!uses(job, Framework::torch) && !uses(job, Framework::jax)) {
+  const int count = master_ports_needed(job);
+  if (count == 0) {
     return first;
   }
-  const int count = uses(job, Framework::jax) ? 2 : 1;
   auto checked = backend.master_port(plan.hosts.front(), first, count);
   if (!checked) {
     return first != 0 ? first : k_torch_default_port;
@@ -54,11 +50,8 @@ Result<int> launch_master_port(const JobSpec& job, Backend& backend, const Plan&
   return **checked;
 }
 
-// Whether ddl gives torch ranks a TORCHELASTIC_ERROR_FILE: for ranks on this
-// machine, whose files it reads back, unless the user sets one.
 bool wants_error_dir(const JobSpec& job, const Backend& backend) {
-  return uses(job, Framework::torch) && backend.ranks_are_local() &&
-         !user_sets_env(job, "TORCHELASTIC_ERROR_FILE");
+  return wants_error_files(job, backend.ranks_are_local());
 }
 
 // The folder of the ranks' TORCHELASTIC_ERROR_FILE: --log-dir (the files
@@ -100,32 +93,6 @@ private:
   std::string path_;
   bool owned_ = false;
 };
-
-// Hosts that the launcher reaches at a loopback address are this machine
-// (a name that Debian maps to 127.0.1.1, "localhost"): when some host is
-// remote, they get the address this machine has toward the first remote one,
-// which remote ranks can reach (MASTER_ADDR, TF_CONFIG, hostfiles).
-Inventory routable_addresses(Inventory hosts, bool ranks_are_local) {
-  if (ranks_are_local) {
-    return hosts;
-  }
-  auto remote = std::ranges::find_if(hosts, [](const Host& host) { return !net::is_loopback(host.address); });
-  if (remote == hosts.end()) {
-    return hosts;
-  }
-  net::Route route = net::route_to(remote->address);
-  if (route.end != net::RouteEnd::found) {
-    return hosts;
-  }
-  for (Host& host : hosts) {
-    if (net::is_loopback(host.address)) {
-      spdlog::info("{}: address {} is this machine's loopback; remote ranks reach it at {}", host.name,
-                   host.address, route.address);
-      host.address = route.address;
-    }
-  }
-  return hosts;
-}
 
 // The job's control socket (ddl ps, logs, stop, signal); none, with a
 // warning, when the runtime folder is unsafe: the job itself still runs.
@@ -198,15 +165,8 @@ std::string container_tag() {
   return fmt::format("{:08x}", random());
 }
 
-Result<Inventory> probed_hosts(const JobSpec& job, Backend& backend, Inventory hosts) {
-  auto probed = backend.probe_gpus(std::move(hosts));
-  if (!probed) {
-    return probed;
-  }
-  return filter_hosts(std::move(*probed), job.hosts);
-}
-
 Result<PlannedJob> plan_job(const JobSpec& job) {
+  PhaseTimer finding("hosts");
   auto selected = select_backend(job);
   if (!selected) {
     return fail(selected.error());
@@ -215,14 +175,12 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
   if (auto problem = container_backend_problem(job, planned.backend->name())) {
     return fail(ExitCode::usage, *problem);
   }
-  Result<Inventory> hosts = routable_addresses(planned.backend->resolve_addresses(std::move(selected->hosts)),
-                                                planned.backend->ranks_are_local());
-  if (job.hosts.slots_from_gpus) {
-    hosts = probed_hosts(job, *planned.backend, std::move(*hosts));
-    if (!hosts) {
-      return fail(hosts.error());
-    }
+  auto hosts = hosts_for_plan(job, *planned.backend, std::move(selected->hosts));
+  if (!hosts) {
+    return fail(hosts.error());
   }
+  finding.end();
+  PhaseTimer planning("plan");
   auto plan = make_plan(job, *hosts);
   if (!plan) {
     return fail(plan.error());
@@ -240,7 +198,7 @@ LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned) {
   LaunchContext ctx;
   ctx.master_port = job.torch.master_port;
   ctx.backend = backend_shown(planned);
-  ctx.horovod_gloo = uses_horovod_gloo(job, *planned.backend);
+  ctx.horovod_gloo = uses_horovod_gloo(job, planned.backend->starts_mpi_world());
   ctx.container_tag = container_tag();
   if (wants_error_dir(job, *planned.backend)) {
     ctx.error_dir = job.log_dir.empty() ? "<error-dir>" : job.log_dir;
@@ -251,11 +209,6 @@ LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned) {
 std::string backend_shown(const PlannedJob& planned) {
   const std::string name(planned.backend->name());
   return planned.backend_why.empty() ? name : name + " (" + planned.backend_why + ")";
-}
-
-bool uses_horovod_gloo(const JobSpec& job, const Backend& backend) {
-  return std::ranges::find(job.frameworks, Framework::horovod) != job.frameworks.end() &&
-         !backend.starts_mpi_world();
 }
 
 RankPlace rank_place(const Backend& backend) {
@@ -310,7 +263,7 @@ Result<std::unique_ptr<Round>> start_round(const JobSpec& job, Backend& backend,
   }
   ctx.error_dir = error_dir;
   // Before any rank: its address and the token go into every rank's env.
-  ctx.horovod_gloo = uses_horovod_gloo(job, backend);
+  ctx.horovod_gloo = uses_horovod_gloo(job, backend.starts_mpi_world());
   // The hang watchdog's board: the ranks' lines and heartbeats feed it.
   if (job.watchdog.enabled()) {
     round->progress = std::make_shared<ProgressBoard>(round->plan.world_size, job.watchdog);
@@ -349,19 +302,6 @@ bool usable_hosts(Backend& backend, Inventory& hosts, RestartPolicy& policy) {
   return within_limit;
 }
 
-// The hosts found again (the host source re-run), as plan_job finds them.
-Result<Inventory> hosts_again(const JobSpec& job, Backend& backend) {
-  auto found = hosts_for(job, backend);
-  if (!found) {
-    return fail(found.error());
-  }
-  Result<Inventory> hosts = routable_addresses(backend.resolve_addresses(std::move(*found)), backend.ranks_are_local());
-  if (job.hosts.slots_from_gpus) {
-    hosts = backend.probe_gpus(std::move(*hosts));
-  }
-  return hosts;
-}
-
 // The plan on the usable hosts, or why there is none ("" plan on success).
 Result<Plan> elastic_plan(const JobSpec& job, Backend& backend, Inventory hosts, RestartPolicy& policy) {
   if (!usable_hosts(backend, hosts, policy)) {
@@ -398,7 +338,9 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   if (auto made = error_dir.make(job, backend); !made) {
     return fail(made.error());
   }
+  PhaseTimer connecting("connect");
   auto first = start_round(job, backend, planned.plan, error_dir.path(), {});
+  connecting.end();
   if (!first) {
     return fail(first.error());
   }
@@ -429,7 +371,7 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     return launches;
   };
   supervisor.replan = [&](int attempt, RestartPolicy& rules) -> Result<NextRound> {
-    auto hosts = hosts_again(job, backend);
+    auto hosts = hosts_for_plan(job, backend);
     if (!hosts) {
       return NextRound{nullptr, {}, "the host source failed: " + hosts.error().message};
     }
@@ -443,7 +385,9 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     const std::string token = round->ctx.token;
     const KeptPort kept{round->plan.hosts.front().name, round->ctx.master_port};
     round.reset();  // the old rendezvous' port is free again
+    PhaseTimer reconnecting(fmt::format("connect (attempt {})", attempt));
     auto next = start_round(job, backend, std::move(*plan), error_dir.path(), token, kept);
+    reconnecting.end();
     if (!next) {
       return fail(next.error());
     }
@@ -453,13 +397,16 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
     if (!launches) {
       return fail(launches.error());
     }
+    PhaseTimer preflight(fmt::format("preflight (attempt {})", attempt));
     if (auto prepared = backend.prepare(round->plan, *launches); !prepared) {
       return fail(prepared.error());
     }
     return NextRound{&round->plan, std::move(*launches), {}};
   };
   auto code = supervise(backend, round->plan, build, supervisor);
+  PhaseTimer shutting_down("shut down");
   backend.shutdown();
+  shutting_down.end();
   if (live) {
     live->finished(code ? *code : to_int(code.error().code));
   }

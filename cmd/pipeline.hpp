@@ -26,12 +26,8 @@ struct PlannedJob {
   Inventory hosts{};        // every host found, before placement
 };
 
-// slots = "gpus": each host's GPUs probed through the backend, then
-// --include / --exclude applied to them (the slot ids are the GPUs).
-Result<Inventory> probed_hosts(const JobSpec& job, Backend& backend, Inventory hosts);
-
 // The backend that runs the job (select_backend: auto chosen, mismatches
-// refused), its hosts (GPU counts probed through it for slots = "gpus") and
+// refused), its hosts (the host pipeline, src/launch/plan_hosts.hpp) and
 // the rank plan on them.
 Result<PlannedJob> plan_job(const JobSpec& job);
 
@@ -63,10 +59,6 @@ Result<std::vector<HostTopology>> job_topologies(const JobSpec& job, Backend& ba
 
 // A fresh last word for the names of one launch's containers (8 hex digits).
 std::string container_tag();
-
-// Whether the job's Horovod ranks need Horovod's gloo rendezvous: horovod
-// is among its frameworks and the backend forms no MPI world.
-bool uses_horovod_gloo(const JobSpec& job, const Backend& backend);
 
 // Where the backend runs ranks, for what of the launcher's env they get.
 RankPlace rank_place(const Backend& backend);

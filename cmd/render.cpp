@@ -5,7 +5,10 @@
 
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
-#include "src/render/render.hpp"
+#include "src/render/frameworks/tensorflow.hpp"
+#include "src/render/render_env.hpp"
+#include "src/render/render_files.hpp"
+#include "src/render/render_plan.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::cmd {
@@ -112,6 +115,7 @@ void add_render(CLI::App& app, Command& selected) {
                   "plan, env, tf-config, hostfile, mpich-hostfile, deepspeed-hostfile or json")
       ->check(CLI::IsMember(k_formats));
   sub->add_option("--rank", opts->rank, "The rank for --format env and tf-config");
+  sub->footer("Examples:\n  ddl render job.toml --format env --rank 1\n  ddl render -H a:2,b:2 --format hostfile");
   sub->callback([&selected, opts] { selected = [opts] { return run_render(*opts); }; });
 }
 

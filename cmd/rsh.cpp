@@ -115,14 +115,14 @@ int run_rsh(const std::vector<std::string>& args) {
     return report(prepared.error());
   }
   PassThrough events;
-  if (auto started = backend->start(launch, events); !started) {
-    return report(started.error());
+  if (auto started = backend->start({&launch, 1}, events); started.error) {
+    return report(*started.error);
   }
   while (!events.wait_ms(0)) {
     timespec tick{0, 100'000'000};
     int signo = ::sigtimedwait(&stops, nullptr, &tick);
     if (signo > 0) {
-      backend->signal(0, SIGTERM);
+      backend->signal_all(SIGTERM);
       events.wait_ms(3000);
       break;
     }

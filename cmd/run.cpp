@@ -1,19 +1,30 @@
 // SPDX-License-Identifier: MIT
 #include <cstdio>
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include <fmt/core.h>
 
+#include "cmd/run.hpp"
+
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
+#include "src/sweep/metric.hpp"
+#include "src/sweep/trial_contract.hpp"
+#include "src/util/log.hpp"
+#include "src/util/rank_logs.hpp"
+#include "src/util/signals.hpp"
+#include "src/render/launches.hpp"
+#include "src/render/render_interfaces.hpp"
+#include "src/render/render_plan.hpp"
+#include "src/util/line_prefix.hpp"
+#include "src/util/phase_timer.hpp"
 #include "src/render/binding.hpp"
 #include "src/render/container.hpp"
-#include "src/render/launches.hpp"
-#include "src/render/render.hpp"
 #include "src/render/team_env.hpp"
-#include "src/util/line_prefix.hpp"
 #include "src/util/text.hpp"
 
 extern char** environ;
@@ -25,6 +36,7 @@ namespace {
 struct RunOptions {
   CommonOptions common;
   bool dry_run = false;
+  std::string trial;  // --trial REQUEST: one attempt of a sweep's trial
 };
 
 // What rank 0 runs when [job] setup or [container] wraps the command.
@@ -107,38 +119,131 @@ Result<OutputOptions> output_options(const JobSpec& job, const Plan& plan, bool 
   return output;
 }
 
-Result<int> run_job(const RunOptions& opts) {
-  auto job = load_job_for(opts.common, JobClock::starts);
-  if (!job) {
-    return fail(job.error());
-  }
-  if (auto has_command = require_command(*job); !has_command) {
+// What one launch is: --dry-run, --json, the checks of a personality
+// (`after_plan`), and `on_planned`, told the plan before the launch.
+struct LaunchAsk {
+  bool dry_run = false;
+  bool json = false;
+  AfterPlan after_plan;
+  std::function<void(const Plan&)> on_planned;
+};
+
+// Plans and launches `job` (its timeout already running), or prints its
+// plan with --dry-run.
+Result<int> plan_and_launch(JobSpec& job, const LaunchAsk& ask, LaunchOptions launch) {
+  if (auto has_command = require_command(job); !has_command) {
     return fail(has_command.error());
   }
-  auto planned = plan_job(*job);
+  auto planned = plan_job(job);
   if (!planned) {
     return fail(planned.error());
   }
-  if (opts.dry_run) {
-    return print_dry_run(*job, *planned, opts.common.json);
+  if (ask.after_plan) {
+    if (auto checked = ask.after_plan(job, *planned); !checked) {
+      return fail(checked.error());
+    }
   }
-  auto output = output_options(*job, planned->plan, opts.common.json);
+  if (ask.dry_run) {
+    return print_dry_run(job, *planned, ask.json);
+  }
+  auto output = output_options(job, planned->plan, ask.json);
   if (!output) {
     return fail(output.error());
   }
-  LaunchOptions launch;
+  output->on_summary = std::move(launch.output.on_summary);
   launch.output = std::move(*output);
-  launch.max_restarts = job->max_restarts;
-  return launch_job(*job, *planned, launch);
+  launch.max_restarts = job.max_restarts;
+  if (ask.on_planned) {
+    ask.on_planned(planned->plan);
+  }
+  return launch_job(job, *planned, launch);
+}
+
+Result<int> run_job(const RunOptions& opts) {
+  PhaseTimer reading("read job");
+  auto job = load_job_for(opts.common, JobClock::starts);
+  reading.end();
+  if (!job) {
+    return fail(job.error());
+  }
+  return plan_and_launch(*job, {opts.dry_run, opts.common.json, {}, {}}, {});
+}
+
+// A trial's job launched; what the run tells of itself goes into `result`.
+Result<int> launch_trial(JobSpec& job, sweep::TrialResult& result) {
+  stop::set_timeout(job.timeout);
+  LaunchOptions launch;
+  launch.output.on_summary = [&result](const JobSummary& summary) {
+    result.reason = summary.result;
+    result.gang_attempts = summary.attempts;
+  };
+  LaunchAsk ask;
+  ask.on_planned = [&result](const Plan& plan) { result.hosts = sweep::plan_hosts_json(plan); };
+  return plan_and_launch(job, ask, std::move(launch));
+}
+
+// How the trial ended: its code or error, rank 0's logs, its metric.
+void record_end(const Result<int>& code, const sweep::TrialRequest& request, const JobSpec* job,
+                sweep::TrialResult& result) {
+  result.exit_code = code ? *code : to_int(code.error().code);
+  if (!code) {
+    result.error = code.error().message;
+    result.reason = result.reason.empty() ? sweep::error_reason(code.error()) : result.reason;
+  }
+  if (job == nullptr) {
+    return;
+  }
+  if (result.gang_attempts > 0) {
+    result.rank0_logs = rank_output_logs(job->log_dir, 0, result.gang_attempts - 1, job->split_logs);
+  }
+  if (job->sweep && job->sweep->metric) {
+    if (auto found = sweep::find_metric(request.trial_dir, result.rank0_logs, job->sweep->metric->name)) {
+      result.metric = found->value;
+      result.metric_source = found->source;
+    }
+  }
+}
+
+// One attempt of a sweep's trial, as its request.json asks; its result.json
+// written at the end, whatever the end (src/sweep/trial_contract.hpp).
+Result<int> run_trial(const RunOptions& opts) {
+  if (auto armed = start_command(opts.common); !armed) {
+    return fail(armed.error());
+  }
+  if (!opts.common.job_file.empty() || opts.dry_run) {
+    return fail(ExitCode::usage, "--trial: the request is the whole job; give no job file or --dry-run with it");
+  }
+  auto request = sweep::read_request(opts.trial);
+  if (!request) {
+    return fail(request.error());
+  }
+  sweep::TrialResult result{request->trial, request->attempt};
+  result.started = event_time_now();
+  const auto start = std::chrono::steady_clock::now();
+  auto job = sweep::trial_job(*request);
+  Result<int> code = job ? launch_trial(*job, result) : Result<int>(fail(job.error()));
+  record_end(code, *request, job ? &*job : nullptr, result);
+  result.ended = event_time_now();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (auto written = sweep::write_json_file(request->result, sweep::result_json(result)); !written) {
+    print_warning(written.error().message);
+  }
+  return code;
 }
 
 } // namespace
+
+Result<int> run_loaded_job(JobSpec& job, bool dry_run, bool json, const AfterPlan& after_plan) {
+  return plan_and_launch(job, {dry_run, json, after_plan, {}}, {});
+}
 
 void add_run(CLI::App& app, Command& selected) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand("run", "Launch the job and supervise its ranks as a gang");
   add_common_options(*sub, opts->common);
   sub->add_flag("--dry-run", opts->dry_run, "Print the plan (hosts, ranks, env, command); launch nothing");
+  sub->add_option("--name", opts->common.overrides.name,
+                  "The job's name (ddl ps, DDL_JOB, TORCHELASTIC_RUN_ID); default: the job file's stem");
   sub->add_option("--timeout", opts->common.overrides.timeout, "End the whole job after DUR (e.g. 30s, 2h); exit 124");
   sub->add_option("--max-restarts", opts->common.overrides.max_restarts,
                   "Restart the whole gang up to N times after a failure");
@@ -162,10 +267,17 @@ void add_run(CLI::App& app, Command& selected) {
                   "Pin each rank to its share of cores (core), its NUMA node (numa) or its GPU's node (gpu); "
                   "default none")
       ->check(CLI::IsMember(bind_names()));
-  sub->footer("Everything after -- is the command (replaces job.command).");
+  // The trial contract (man ddl, TRIAL CONTRACT): how `ddl sweep` runs a trial; not for users.
+  sub->add_option("--trial", opts->trial, "Run one attempt of a sweep's trial from its request.json")
+      ->group("");
+  sub->footer("The options end at the first word that is none of run's, nor the JOB file (a .toml, or any file "
+              "that is not executable): that word is the program, the rest its arguments (replacing job.command); "
+              "-- also ends them.\n\n"
+              "Examples:\n  ddl run --np 4 python3 -u train.py --epochs 3\n"
+              "  ddl run -H 'node[1-2]:8' --name resnet job.toml\n  ddl run job.toml --dry-run");
   sub->callback([&selected, opts] {
     selected = [opts] {
-      auto code = run_job(*opts);
+      auto code = opts->trial.empty() ? run_job(*opts) : run_trial(*opts);
       return code ? *code : report(code.error());
     };
   });

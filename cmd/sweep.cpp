@@ -16,7 +16,9 @@
 
 #include "backends/registry.hpp"
 #include "cmd/command.hpp"
+#include "src/launch/plan_hosts.hpp"
 #include "src/plan/plan.hpp"
+#include "src/render/frameworks/torch.hpp"
 #include "src/sweep/results.hpp"
 #include "src/sweep/runner.hpp"
 #include "src/util/log.hpp"
@@ -37,7 +39,8 @@ struct SweepOptions {
   bool dry_run = false;
 };
 
-// The sweep's hosts, through its backend (GPU counts probed for slots = "gpus").
+// The sweep's hosts, through its backend and the host pipeline (as `ddl run`
+// finds them: --include / --exclude, addresses, GPU probe).
 struct SweepHosts {
   std::string backend;
   Inventory hosts;
@@ -52,14 +55,78 @@ Result<SweepHosts> sweep_hosts(const JobSpec& job) {
     return fail(ExitCode::usage, "ddl sweep: the kubernetes backend cannot place a trial on some of its pods; "
                                  "use ssh over the pods' addresses or run one job per trial");
   }
-  Result<Inventory> hosts = std::move(selected->hosts);
-  if (job.hosts.slots_from_gpus) {
-    hosts = selected->backend->probe_gpus(std::move(*hosts));
-    if (!hosts) {
-      return fail(hosts.error());
-    }
+  auto hosts = hosts_for_plan(job, *selected->backend, std::move(selected->hosts));
+  if (!hosts) {
+    return fail(hosts.error());
   }
   return SweepHosts{std::string(selected->backend->name()), std::move(*hosts)};
+}
+
+// The job a sweep runs, and its snapshot that every trial gets.
+struct SweepJob {
+  sweep::JobSnapshot snapshot;
+  JobSpec job;
+};
+
+// --resume: the journal's snapshot, so that the rest runs as the sweep
+// began; a job file or trial options given again must be the same.
+Result<sweep::JobSnapshot> resumed_snapshot(const SweepOptions& opts, const Overrides& overrides,
+                                            const Json& stored) {
+  auto snapshot = sweep::snapshot_from_json(stored);
+  if (!snapshot) {
+    return fail(ExitCode::usage, fmt::format("{}: {}", opts.resume, snapshot.error().message));
+  }
+  if (!opts.common.job_file.empty()) {
+    auto text = read_job_file(opts.common.job_file);
+    if (!text) return fail(text.error());
+    if (*text != snapshot->toml) {
+      return fail(ExitCode::usage, fmt::format("{}: the job file changed since this sweep began; resume without "
+                                               "it to run the rest as the sweep began (its copy is in {}/{}), "
+                                               "or start a new sweep",
+                                               opts.common.job_file, opts.resume, sweep::k_journal_name));
+    }
+  }
+  const sweep::JobSnapshot given{"", "", sweep::trial_options(overrides)};
+  if (sweep::has_trial_options(overrides) &&
+      sweep::snapshot_json(given)["options"] != sweep::snapshot_json(*snapshot)["options"]) {
+    return fail(ExitCode::usage, fmt::format("{}: the options -x, --timeout, --max-restarts, --backend and the "
+                                             "command differ from the ones this sweep began with ({}); resume "
+                                             "without them, or with the same",
+                                             opts.resume,
+                                             to_json_text(sweep::snapshot_json(*snapshot)["options"],
+                                                          JsonStyle::spaced)));
+  }
+  return snapshot;
+}
+
+Result<SweepJob> read_sweep_job(const SweepOptions& opts, const Overrides& overrides,
+                                const std::optional<sweep::JournalState>& journal) {
+  if (journal && journal->sweep.contains("snapshot")) {
+    auto snapshot = resumed_snapshot(opts, overrides, journal->sweep["snapshot"]);
+    if (!snapshot) return fail(snapshot.error());
+    auto job = sweep::snapshot_job(*snapshot, overrides);
+    if (!job) return fail(job.error());
+    return SweepJob{std::move(*snapshot), std::move(*job)};
+  }
+  // A new sweep (or the journal of a ddl that kept no snapshot): the file now.
+  const std::string file = opts.common.job_file.empty() ? journal->sweep.value("job", "") : opts.common.job_file;
+  auto text = read_job_file(file);
+  if (!text) return fail(text.error());
+  auto job = parse_job(*text, file, overrides);
+  if (!job) return fail(job.error());
+  return SweepJob{{fs::absolute(file).string(), std::move(*text), sweep::trial_options(overrides)}, std::move(*job)};
+}
+
+// Ranks per trial: --np N, else [sweep] np.
+Result<int> trial_np(const JobSpec& job, const Overrides& overrides) {
+  if (!overrides.np) {
+    return job.sweep->np;
+  }
+  if (overrides.np->find(':') != std::string::npos) {
+    return fail(ExitCode::usage, fmt::format("--np: {}: ddl sweep takes the ranks of each trial, N, not MIN:MAX",
+                                             *overrides.np));
+  }
+  return *job.launch.np.max;
 }
 
 // Ports that a job file fixes would be shared by trials that run at once.
@@ -67,11 +134,10 @@ Result<void> check_fixed_ports(const JobSpec& job, int most_at_once) {
   if (most_at_once < 2) {
     return {};
   }
-  auto uses = [&](Framework f) { return std::ranges::find(job.frameworks, f) != job.frameworks.end(); };
   std::string problem;
   if (job.rendezvous.port != 0) {
     problem = fmt::format("rendezvous.port = {}", job.rendezvous.port);
-  } else if (job.torch.master_port != 0 && (uses(Framework::torch) || uses(Framework::jax))) {
+  } else if (job.torch.master_port != 0 && master_ports_needed(job) > 0) {
     problem = fmt::format("torch.master_port = {}", job.torch.master_port);
   }
   if (problem.empty()) {
@@ -81,24 +147,22 @@ Result<void> check_fixed_ports(const JobSpec& job, int most_at_once) {
                                            "(a free port per trial) or sweep.max_parallel = 1", problem));
 }
 
-// Per host and slot, the CUDA_VISIBLE_DEVICES of a trial holding that slot:
-// the GPUs `ddl run` would bind to that slot's rank (src/plan).
-std::vector<std::vector<std::string>> slot_gpus(JobSpec job, const Inventory& hosts) {
-  std::vector<std::vector<std::string>> out;
+// Per host and slot, the GPUs of a trial rank holding that slot: those
+// `ddl run` binds to that slot's rank on the sweep's hosts (src/plan).
+sweep::SlotGpus slot_gpus(JobSpec job, const Inventory& hosts) {
+  sweep::SlotGpus out;
   int total = 0;
   for (const Host& host : hosts) total += host.slots;
-  job.launch.np = total;
+  job.launch.np = NpRange{total, std::nullopt};
   auto plan = make_plan(job, hosts);
   if (!job.launch.bind_gpus || !plan || total == 0) {
     return out;
   }
   for (const Host& host : hosts) {
-    std::vector<std::string> slots;
+    std::vector<std::vector<int>> slots;
     for (const RankSlot& rank : plan->ranks) {
       if (plan->hosts.at(rank.host_index).name == host.name) {
-        std::string ids;
-        for (int gpu : rank.gpus) ids += (ids.empty() ? "" : ",") + std::to_string(gpu);
-        slots.push_back(ids);
+        slots.push_back(rank.gpus);
       }
     }
     slots.resize(static_cast<std::size_t>(host.slots));
@@ -118,28 +182,21 @@ std::string default_dir(const JobSpec& job) {
   return dir;
 }
 
-sweep::SweepConfig make_config(const SweepOptions& opts, const JobSpec& job, const SweepHosts& hosts,
-                               const std::string& dir) {
+sweep::SweepConfig make_config(const SweepOptions& opts, const SweepJob& sweep_job, const SweepHosts& hosts,
+                               const std::string& dir, int np) {
+  const JobSpec& job = sweep_job.job;
   sweep::SweepConfig config;
   config.dir = dir;
   config.ddl = own_executable_path();
-  config.run_args = {fs::absolute(job.source).string(), "--backend", hosts.backend};
-  for (const std::string& assignment : opts.common.overrides.env) {
-    config.run_args.insert(config.run_args.end(), {"-x", assignment});
-  }
-  if (opts.common.overrides.timeout) config.run_args.insert(config.run_args.end(), {"--timeout", *opts.common.overrides.timeout});
-  if (opts.common.overrides.max_restarts) {
-    config.run_args.insert(config.run_args.end(), {"--max-restarts", std::to_string(*opts.common.overrides.max_restarts)});
-  }
+  config.job = sweep_job.snapshot;
+  config.backend = hosts.backend;
   config.shell = job.command_is_shell;
   config.command = job.command_is_shell ? std::vector<std::string>{"/bin/sh", "-c", job.command.front()} : job.command;
   const SweepSection& spec = *job.sweep;
-  config.np = opts.common.overrides.np.value_or(spec.np);
+  config.np = np;
   config.max_parallel = spec.max_parallel;
   config.retries = spec.retries;
-  config.rank_restarts = job.max_restarts;
   config.metric = spec.metric;
-  config.slot_gpus = slot_gpus(job, hosts.hosts);
   config.progress = ::isatty(2) != 0 && !opts.common.quiet && !opts.common.json;
   config.quiet = opts.common.quiet;
   return config;
@@ -151,9 +208,13 @@ Json trials_json(const std::vector<sweep::Trial>& trials) {
   return list;
 }
 
-Json sweep_record(const JobSpec& job, const std::vector<sweep::Trial>& trials) {
-  return Json{{"event", "sweep"}, {"version", 1}, {"job", fs::absolute(job.source).string()},
-              {"name", job.name}, {"trials", trials_json(trials)}};
+Json sweep_record(const SweepJob& sweep_job, const std::vector<sweep::Trial>& trials) {
+  return Json{{"event", "sweep"},
+              {"version", 1},
+              {"job", sweep_job.snapshot.file},
+              {"name", sweep_job.job.name},
+              {"trials", trials_json(trials)},
+              {"snapshot", sweep::snapshot_json(sweep_job.snapshot)}};
 }
 
 // --resume: the journal's trials must be the job's; finished ones are kept.
@@ -191,7 +252,7 @@ int print_dry_run(const SweepOptions& opts, const sweep::SweepConfig& config, co
     auto command = sweep::substitute(config.command, trial, config.shell);
     std::string words;
     for (const std::string& word : command) words += (words.empty() ? "" : " ") + shell_word(word);
-    const std::string hosts = placed ? sweep::host_spec(pool, *placed) : "queued";
+    const std::string hosts = placed ? sweep::hosts_text(pool.specs(*placed)) : "queued";
     rows.push_back({std::to_string(index), sweep::describe(trial), hosts, words});
     list.push_back(Json{{"trial", index}, {"params", sweep::params_json(trial)},
                         {"hosts", placed ? Json(hosts) : Json(nullptr)}, {"command", command}});
@@ -227,27 +288,30 @@ void print_results(const SweepOptions& opts, const std::string& dir, const std::
 }
 
 Result<int> run_sweep_command(SweepOptions opts) {
+  auto overrides = start_command(opts.common);
+  if (!overrides) return fail(overrides.error());
   std::optional<sweep::JournalState> journal_state;
   if (!opts.resume.empty()) {
     auto state = sweep::read_journal(opts.resume);
     if (!state) return fail(state.error());
-    if (opts.common.job_file.empty()) opts.common.job_file = state->sweep.value("job", "");
     journal_state = std::move(*state);
-  }
-  if (opts.common.job_file.empty()) {
+  } else if (opts.common.job_file.empty()) {
     return fail(ExitCode::usage, "ddl sweep needs a job file with a [sweep] section (or --resume DIR)");
   }
-  auto job = load_job_for(opts.common);
-  if (!job) return fail(job.error());
+  auto sweep_job = read_sweep_job(opts, *overrides, journal_state);
+  if (!sweep_job) return fail(sweep_job.error());
+  const JobSpec* job = &sweep_job->job;
   if (!job->sweep) {
     return fail(ExitCode::usage, fmt::format("{}: no [sweep] section; see 'ddl init --template sweep'", job->source));
   }
   if (auto has_command = require_command(*job); !has_command) return fail(has_command.error());
+  auto np = trial_np(*job, *overrides);
+  if (!np) return fail(np.error());
   auto hosts = sweep_hosts(*job);
   if (!hosts) return fail(hosts.error());
-  sweep::SlotPool pool(hosts->hosts);
+  sweep::SlotPool pool(hosts->hosts, slot_gpus(*job, hosts->hosts));
   const std::string dir = fs::absolute(!opts.resume.empty() ? opts.resume : !opts.dir.empty() ? opts.dir : default_dir(*job)).lexically_normal().string();
-  sweep::SweepConfig config = make_config(opts, *job, *hosts, dir);
+  sweep::SweepConfig config = make_config(opts, *sweep_job, *hosts, dir, *np);
   if (config.np > pool.total_slots()) {
     return fail(ExitCode::usage, fmt::format("sweep.np = {}: the hosts have {} slots in all", config.np, pool.total_slots()));
   }
@@ -275,7 +339,7 @@ Result<int> run_sweep_command(SweepOptions opts) {
   auto journal = sweep::Journal::open(dir, !journal_state);
   if (!journal) return fail(journal.error());
   auto first = journal_state ? journal->append(Json{{"event", "resumed"}, {"trials", todo.size()}})
-                             : journal->append(sweep_record(*job, trials));
+                             : journal->append(sweep_record(*sweep_job, trials));
   if (!first) return fail(first.error());
   if (!opts.common.quiet) {
     std::fprintf(stderr, "ddl sweep: %zu trials (%zu to run), %d ranks each, on %d slots (%s); directory %s\n",
@@ -303,7 +367,8 @@ void add_sweep(CLI::App& app, Command& selected) {
                   "Restart a trial's gang up to N times within one attempt");
   sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank of every trial (repeatable)");
   sub->footer("--np sets the ranks per trial (sweep.np). Everything after -- is the command; "
-              "{name} in it is replaced by the trial's value of parameter name.");
+              "{name} in it is replaced by the trial's value of parameter name.\n\n"
+              "Examples:\n  ddl sweep sweep.toml --dry-run\n  ddl sweep sweep.toml -- python3 train.py --lr {learning_rate}");
   sub->callback([&selected, opts] {
     selected = [opts] {
       auto code = run_sweep_command(*opts);

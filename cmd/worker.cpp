@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
-// `ddl worker allreduce ...`: one rank of `ddl bench allreduce` (hidden).
+// `ddl worker allreduce ...`: one rank of `ddl bench allreduce`, and
+// `ddl worker pmix-host` (cmd/pmix_host.cpp). Hidden: used by ddl itself.
 #include <cstdlib>
 #include <memory>
-
-#include <unistd.h>
 
 #include <fmt/core.h>
 
@@ -20,12 +19,6 @@ namespace ddl::cmd {
 namespace {
 
 constexpr Millis k_exchange_timeout{300'000};
-
-// The machine's own name, as nccl-tests prints it: where the rank really ran.
-std::string own_hostname() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
-}
 
 int env_int(const char* name, int fallback) {
   const char* text = std::getenv(name);
@@ -52,7 +45,7 @@ Result<int> run_allreduce_worker(const BenchFlags& flags) {
   context.local_rank = env_int("DDL_LOCAL_RANK", 0);
   const char* host = std::getenv("DDL_HOST");
   context.host = host != nullptr ? host : "localhost";
-  context.hostname = own_hostname();
+  context.hostname = net::own_hostname();  // as nccl-tests prints it: where the rank ran
   if (auto endpoint = net::parse_endpoint(who->endpoint)) {
     context.rendezvous_host = endpoint->host;
   }
@@ -86,6 +79,7 @@ void add_worker(CLI::App& app, Command& selected) {
       return code ? *code : report(code.error());
     };
   });
+  add_pmix_host_worker(*sub, selected);
 }
 
 } // namespace ddl::cmd

@@ -3,9 +3,11 @@
 # Installed as share/bash-completion/completions/ddl; `ddl completions bash`
 # prints this very file. Load it by hand with: source <(ddl completions bash)
 
-_ddl_commands='run sweep hosts bench render init completions ps logs stop signal heartbeat'
-_ddl_common_opts='-H --hosts --hostfile --slurm --include --exclude --backend --np --json -v --verbose -q --quiet -h --help'
-_ddl_run_opts="$_ddl_common_opts --dry-run --timeout --max-restarts --log-dir --strict-logs
+_ddl_commands='run sweep hosts bench render init completions ps logs stop signal heartbeat
+  torchrun mpirun horovodrun deepspeed'
+_ddl_common_opts='-H --hosts --hostfile --slurm --include --exclude --backend --np -F --ssh-config --json -v --verbose
+  -q --quiet -h --help'
+_ddl_run_opts="$_ddl_common_opts --dry-run --name --timeout --max-restarts --log-dir --strict-logs
   --output-ranks --prefix --timestamps --split-logs --fold -x --env"
 _ddl_sweep_opts="$_ddl_common_opts --dry-run --resume --dir --timeout --max-restarts -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
@@ -17,6 +19,21 @@ _ddl_live_opts='-h --help'
 _ddl_logs_opts='-f --follow --rank -h --help'
 _ddl_signals='USR1 USR2 CONT TSTP STOP INT TERM HUP KILL'
 
+# The personalities: their launcher's options and ddl's own; those that take
+# a value, and (mpirun's --mca) two.
+_ddl_torchrun_opts='--nnodes --nproc-per-node --nproc_per_node --rdzv-backend --rdzv_backend --rdzv-endpoint --rdzv_endpoint --rdzv-id --rdzv_id --rdzv-conf --rdzv_conf --standalone --max-restarts --max_restarts --monitor-interval --monitor_interval --start-method --start_method --event-log-handler --event_log_handler --role -m --module --no-python --no_python --run-path --run_path --log-dir --log_dir -r --redirects -t --tee --local-ranks-filter --local_ranks_filter --node-rank --node_rank --master-addr --master_addr --master-port --master_port --local-addr --local_addr --logs-specs --logs_specs --numa-binding --numa_binding --signals-to-handle --signals_to_handle -H --hosts --hostfile --backend --python --job --name -F --ssh-config --timeout --dry-run -v --verbose -q --quiet -h --help'
+_ddl_torchrun_values='--nnodes --nproc-per-node --nproc_per_node --rdzv-backend --rdzv_backend --rdzv-endpoint --rdzv_endpoint --rdzv-id --rdzv_id --rdzv-conf --rdzv_conf --max-restarts --max_restarts --monitor-interval --monitor_interval --start-method --start_method --event-log-handler --event_log_handler --role --log-dir --log_dir -r --redirects -t --tee --local-ranks-filter --local_ranks_filter --node-rank --node_rank --master-addr --master_addr --master-port --master_port --local-addr --local_addr --logs-specs --logs_specs --numa-binding --numa_binding --signals-to-handle --signals_to_handle -H --hosts --hostfile --backend --python --job --name -F --ssh-config --timeout'
+_ddl_torchrun_values2=''
+_ddl_mpirun_opts='-np --np -n --n -c -H --host -host --hostfile --machinefile -x --mca --gmca --bind-to --map-by -N --npernode --oversubscribe --wdir -wd --tag-output --timestamp-output --output-filename --allow-run-as-root -q --quiet -v --verbose --timeout --do-not-launch --prefix --report-bindings --display-map -V --version --job --name -F --ssh-config --dry-run -h --help -hostfile -machinefile -mca -gmca -bind-to -map-by -npernode -oversubscribe -wdir -tag-output -timestamp-output -output-filename -allow-run-as-root -quiet -verbose -timeout -do-not-launch -prefix -report-bindings -display-map -version -job -name -ssh-config -dry-run -help'
+_ddl_mpirun_values='-np --np -n --n -c -H --host -host --hostfile --machinefile -x --bind-to --map-by -N --npernode --wdir -wd --output-filename --timeout --prefix --job --name -F --ssh-config -hostfile -machinefile -bind-to -map-by -npernode -wdir -output-filename -timeout -prefix -job -name -ssh-config'
+_ddl_mpirun_values2='--mca --gmca -mca -gmca'
+_ddl_horovodrun_opts='-v --version -np --num-proc -cb --check-build --disable-cache --start-timeout --network-interfaces --network-interface --output-filename --verbose --config-file -p --ssh-port -i --ssh-identity-file --fusion-threshold-mb --cycle-time-ms --cache-capacity --hierarchical-allreduce --no-hierarchical-allreduce --hierarchical-allgather --no-hierarchical-allgather --torus-allreduce --no-torus-allreduce --autotune --no-autotune --autotune-log-file --autotune-warmup-samples --autotune-steps-per-sample --autotune-bayes-opt-max-samples --autotune-gaussian-process-noise --min-np --min-num-proc --max-np --max-num-proc --slots-per-host --elastic-timeout --reset-limit --blacklist-cooldown-range --timeline-filename --timeline-mark-cycles --no-timeline-mark-cycles --no-stall-check --stall-check --stall-check-warning-time-seconds --stall-check-shutdown-time-seconds --mpi-threads-disable --no-mpi-threads-disable --mpi-args --tcp --binding-args --num-nccl-streams --thread-affinity --gloo-timeout-seconds --log-level --log-with-timestamp --log-without-timestamp --log-hide-timestamp --no-log-hide-timestamp -prefix-timestamp --prefix-output-with-timestamp -H --hosts -hostfile --hostfile --host-discovery-script --gloo --mpi --jsrun --backend --job --name -F --ssh-config --timeout --dry-run -q --quiet -h --help'
+_ddl_horovodrun_values='-np --num-proc --start-timeout --network-interfaces --network-interface --output-filename --config-file -p --ssh-port -i --ssh-identity-file --fusion-threshold-mb --cycle-time-ms --cache-capacity --autotune-log-file --autotune-warmup-samples --autotune-steps-per-sample --autotune-bayes-opt-max-samples --autotune-gaussian-process-noise --min-np --min-num-proc --max-np --max-num-proc --slots-per-host --elastic-timeout --reset-limit --timeline-filename --stall-check-warning-time-seconds --stall-check-shutdown-time-seconds --mpi-args --binding-args --num-nccl-streams --thread-affinity --gloo-timeout-seconds --log-level -H --hosts -hostfile --hostfile --host-discovery-script --backend --job --name -F --ssh-config --timeout'
+_ddl_horovodrun_values2='--blacklist-cooldown-range'
+_ddl_deepspeed_opts='-H --hostfile -i --include -e --exclude --num_nodes --min_elastic_nodes --max_elastic_nodes --num_gpus --num_accelerators --master_port --master_addr --node_rank --launcher --launcher_args --module --no_python --no_local_rank --no_ssh --no_ssh_check --force_multi --save_pid --enable_each_rank_log --autotuning --elastic_training --bind_cores_to_rank --bind_core_list --ssh_port --venv_script --log_level -q --quiet --hosts --python --job --name -F --ssh-config --timeout --dry-run -v --verbose -h --help'
+_ddl_deepspeed_values='-H --hostfile -i --include -e --exclude --num_nodes --min_elastic_nodes --max_elastic_nodes --num_gpus --num_accelerators --master_port --master_addr --node_rank --launcher --launcher_args --enable_each_rank_log --autotuning --bind_core_list --ssh_port --venv_script --log_level --hosts --python --job --name -F --ssh-config --timeout'
+_ddl_deepspeed_values2=''
+
 # The ids and names of the running jobs, for ddl logs/stop/signal.
 _ddl_jobs() { ddl ps 2>/dev/null | awk 'NR > 1 { print $1; print $2 }'; }
 
@@ -26,6 +43,22 @@ _ddl_option_value() {
     case $cmd:$opt in
         *:--backend) COMPREPLY=($(compgen -W 'auto local ssh kubernetes mpirun slurm' -- "$cur")) ;;
         *:--hostfile | bench:-J | bench:--output_file) _ddl_files "$cur" ;;
+        *:-F | *:--ssh-config | *:--job | *:--python | mpirun:--machinefile | horovodrun:-hostfile) _ddl_files "$cur" ;;
+        deepspeed:-H | horovodrun:--host-discovery-script | horovodrun:--config-file | horovodrun:-i) _ddl_files "$cur" ;;
+        horovodrun:--ssh-identity-file) _ddl_files "$cur" ;;
+        torchrun:--nproc-per-node | torchrun:--nproc_per_node) COMPREPLY=($(compgen -W 'gpu cpu auto' -- "$cur")) ;;
+        torchrun:--start-method | torchrun:--start_method) COMPREPLY=($(compgen -W 'spawn fork forkserver' -- "$cur")) ;;
+        torchrun:--rdzv-backend | torchrun:--rdzv_backend) COMPREPLY=($(compgen -W 'static c10d etcd etcd-v2' -- "$cur")) ;;
+        torchrun:--log-dir | torchrun:--log_dir | deepspeed:--enable_each_rank_log | *:--output-filename | mpirun:--wdir | \
+            mpirun:-wdir | mpirun:-wd | mpirun:--prefix)
+            compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")) ;;
+        mpirun:--bind-to | mpirun:-bind-to) COMPREPLY=($(compgen -W 'none hwthread core l3cache socket numa board' -- "$cur")) ;;
+        mpirun:--map-by | mpirun:-map-by) COMPREPLY=($(compgen -W 'slot hwthread core socket numa ppr:' -- "$cur")) ;;
+        mpirun:-x) compopt -o nospace 2>/dev/null; COMPREPLY=($(compgen -e -- "$cur")) ;;
+        deepspeed:--launcher) COMPREPLY=($(compgen -W 'pdsh openmpi slurm' -- "$cur")) ;;
+        deepspeed:--log_level) COMPREPLY=($(compgen -W 'debug info warning error critical' -- "$cur")) ;;
+        deepspeed:--autotuning) COMPREPLY=($(compgen -W 'tune run' -- "$cur")) ;;
+        horovodrun:--log-level) COMPREPLY=($(compgen -W 'TRACE DEBUG INFO WARNING ERROR FATAL' -- "$cur")) ;;
         *:-H | *:--hosts) COMPREPLY=($(compgen -A hostname -- "$cur")) ;;
         *:--include | *:--exclude | *:--np | run:--timeout | run:--max-restarts | render:--rank | logs:--rank) ;;
         run:--output-ranks | run:--prefix) ;;
@@ -44,9 +77,39 @@ _ddl_option_value() {
         bench:-f | bench:--stepfactor | bench:-n | bench:--iters | bench:-w | bench:--warmup_iters) ;;
         init:-t | init:--template)
             COMPREPLY=($(compgen -W 'torch tensorflow horovod jax mpi kubernetes slurm sweep' -- "$cur")) ;;
-        *) return 1 ;;
+        *)
+            # Another personality option that takes a value: nothing to offer.
+            local values="_ddl_${cmd}_values" values2="_ddl_${cmd}_values2"
+            [[ " ${!values-} ${!values2-} " == *" $opt "* ]] || return 1
+            ;;
     esac
     return 0
+}
+
+# A personality's words: its options until the program, then files.
+_ddl_persona() {
+    local cmd=$1 cur=$2 prev=$3 i word skip=0
+    local opts="_ddl_${cmd}_opts" values="_ddl_${cmd}_values" values2="_ddl_${cmd}_values2"
+    for ((i = 2; i < COMP_CWORD; i++)); do
+        word=${COMP_WORDS[i]}
+        if [[ $word == = ]]; then skip=1; continue; fi
+        if ((skip > 0)); then ((skip--)); continue; fi
+        if [[ $word == -* ]]; then
+            [[ " ${!values} " == *" $word "* ]] && skip=1
+            [[ " ${!values2} " == *" $word "* ]] && skip=2
+            continue
+        fi
+        _ddl_files "$cur"  # the program has started: its own words
+        return 0
+    done
+    if [[ $prev == -* ]] && _ddl_option_value "$prev" "$cmd" "$cur"; then
+        return 0
+    fi
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "${!opts}" -- "$cur"))
+    else
+        _ddl_files "$cur"
+    fi
 }
 
 _ddl_files() {
@@ -136,6 +199,10 @@ _ddl() {
             ;;
         heartbeat)
             COMPREPLY=($(compgen -W '-h --help' -- "$cur"))
+            return 0
+            ;;
+        torchrun | mpirun | horovodrun | deepspeed)
+            _ddl_persona "$cmd" "$cur" "$prev"
             return 0
             ;;
         completions)

@@ -15,9 +15,9 @@ Result<std::string> route_to(const std::string& host) {
   case net::RouteEnd::found:
     return route.address;
   case net::RouteEnd::unresolved:
-    return fail(ExitCode::launch, fmt::format("rendezvous: cannot resolve host '{}' to find the "
-                                              "address it reaches this machine at; set "
-                                              "[rendezvous] address",
+    // A host that has no address at all: most often a typo in its name.
+    return fail(ExitCode::launch, fmt::format("host '{}' cannot be resolved (no such name in DNS or "
+                                              "/etc/hosts); check its spelling",
                                               host));
   case net::RouteEnd::unroutable:
     return fail(ExitCode::launch, fmt::format("rendezvous: no route to host '{}': {}; set "

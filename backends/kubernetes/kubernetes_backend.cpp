@@ -13,6 +13,7 @@
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/kubernetes/kubectl_stderr.hpp"
 #include "backends/shim.hpp"
+#include "src/util/file.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl::kubernetes {
@@ -20,22 +21,7 @@ namespace ddl::kubernetes {
 namespace {
 
 constexpr long k_check_timeout_ms = 60'000;
-constexpr int k_parallel_checks = 16;
 constexpr auto k_shutdown_wait = std::chrono::seconds(5);
-
-bool write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return false;
-    }
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
 
 struct ExecResult {
   RankExit exit;
@@ -55,7 +41,7 @@ Result<ExecResult> exec_once(const KubernetesSection& k8s, const std::string& po
   if (!child) {
     return fail(child.error());
   }
-  write_all(child->in_fd, *payload);
+  write_fully(child->in_fd, *payload);
   KubectlStderr err;
   bool timed_out = false;
   bool stopped = false;
@@ -116,49 +102,38 @@ std::optional<Result<Inventory>> KubernetesBackend::own_hosts() {
   return kubernetes_inventory(k8s_, *pod_slots_, labels_);
 }
 
-Result<void> KubernetesBackend::prepare(const Plan& plan, std::span<const RankLaunch> launches) {
+Result<void> KubernetesBackend::prepare_gang(const Plan& /*plan*/, std::span<const RankLaunch> launches) {
   if (launches.empty()) {
     return fail(ExitCode::launch, "kubernetes: no ranks to start");
   }
+  return {};
+}
+
+// In the pod: kubectl exec works, and the workdir and argv[0] exist.
+Result<void> KubernetesBackend::preflight_unit(std::size_t unit, const Plan& plan,
+                                               std::span<const RankLaunch> launches) {
   const std::string workdir = pod_workdir(launches.front());
   const std::string program = launches.front().argv.empty() ? "sh" : launches.front().argv.front();
   ShimJob check;
   check.workdir = workdir;
   check.argv = {"sh", "-c", "command -v \"$1\" >/dev/null 2>&1", "ddl-check", program};
   check.grace = Millis{1000};
-  std::vector<std::string> problems(plan.hosts.size());
-  std::vector<std::thread> workers;
-  std::atomic<std::size_t> next{0};
-  int threads = std::min<int>(k_parallel_checks, static_cast<int>(plan.hosts.size()));
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&] {
-      for (std::size_t i = next++; i < plan.hosts.size() && !stop::requested(); i = next++) {
-        auto result = exec_once(k8s_, plan.hosts[i].name, check);
-        problems[i] = check_problem(result, workdir, program);
-      }
-    });
+  auto result = exec_once(k8s_, plan.hosts[unit].name, check);
+  if (!result && stop::is_stop_error(result.error())) {
+    return fail(result.error());
   }
-  for (auto& worker : workers) {
-    worker.join();
+  if (std::string problem = check_problem(result, workdir, program); !problem.empty()) {
+    return fail(ExitCode::launch, problem);
   }
-  std::string report;
-  std::size_t failed = 0;
-  for (std::size_t i = 0; i < plan.hosts.size(); ++i) {
-    if (!problems[i].empty()) {
-      report += fmt::format("\n  pod {}: {}", plan.hosts[i].name, problems[i]);
-      ++failed;
-    }
-  }
-  if (failed > 0) {
-    return fail(ExitCode::launch, fmt::format("cannot start in {} of {} pod{}:{}", failed,
-                                              plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s", report));
-  }
-  spdlog::info("kubernetes: kubectl exec works in {} pod{}", plan.hosts.size(),
-               plan.hosts.size() == 1 ? "" : "s");
   return {};
 }
 
-Result<void> KubernetesBackend::start(const RankLaunch& launch, RankEvents& events) {
+std::string KubernetesBackend::preflight_passed(const Plan& plan) {
+  return fmt::format("kubernetes: kubectl exec works in {} pod{}", plan.hosts.size(),
+                     plan.hosts.size() == 1 ? "" : "s");
+}
+
+Result<void> KubernetesBackend::start_rank(const RankLaunch& launch, RankEvents& events) {
   ShimJob job{launch.env, pod_workdir(launch), launch.argv, launch.grace, k_shim_heartbeat_period};
   auto payload = shim_payload(job);
   if (!payload) {
@@ -169,7 +144,7 @@ Result<void> KubernetesBackend::start(const RankLaunch& launch, RankEvents& even
   if (!child) {
     return fail(child.error());
   }
-  write_all(child->in_fd, *payload);
+  write_fully(child->in_fd, *payload);
   auto rank = std::make_unique<Rank>();
   rank->pid = child->pid;
   rank->in_fd = child->in_fd;
@@ -219,14 +194,14 @@ void KubernetesBackend::write_control(Rank& rank, std::string_view line, bool th
   if (rank.in_fd < 0) {
     return;
   }
-  write_all(rank.in_fd, line);
+  write_fully(rank.in_fd, line);
   if (then_close) {
     ::close(rank.in_fd);
     rank.in_fd = -1;
   }
 }
 
-void KubernetesBackend::signal(int rank, int signo) {
+void KubernetesBackend::signal_rank(int rank, int signo) {
   auto line = shim_signal_line(signo);
   if (!line) {
     return;

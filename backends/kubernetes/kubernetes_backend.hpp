@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/launch/backend.hpp"
+#include "backends/per_rank_backend.hpp"
 
 namespace ddl::kubernetes {
 
@@ -20,10 +20,10 @@ namespace ddl::kubernetes {
 // stdin. Closing that stdin (ddl ends, or is killed) ends the rank inside the
 // pod, which a plain kill of kubectl would not; a heartbeat line every
 // k_shim_heartbeat_period ends it too when it stops (kubectl killed without
-// EOF reaching the pod, the pod cut off). prepare() checks in every pod
+// EOF reaching the pod, the pod cut off). The preflight checks in every pod
 // at once that kubectl works and that the workdir and argv[0] exist. Ranks
 // start in [job] workdir, else in the container's own.
-class KubernetesBackend final : public Backend {
+class KubernetesBackend final : public PerRankBackend {
 public:
   // `pod_slots`: the pods of [kubernetes] selector are the hosts, each with
   // this many slots when it has no GPU limit; nullopt: the job's own hosts
@@ -36,12 +36,18 @@ public:
   std::string_view name() const override { return "kubernetes"; }
   std::optional<Result<Inventory>> own_hosts() override;
 
-  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
-  Result<void> start(const RankLaunch& launch, RankEvents& events) override;
-  void signal(int rank, int signo) override;
   // py-spy on the rank's host, onto its stderr (through the shim).
   bool dump_stacks(int rank) override;
   void shutdown() override;
+
+protected:
+  Result<void> prepare_gang(const Plan& plan, std::span<const RankLaunch> launches) override;
+  Result<void> preflight_unit(std::size_t unit, const Plan& plan, std::span<const RankLaunch> launches) override;
+  std::string preflight_passed(const Plan& plan) override;
+  PreflightWords preflight_words() const override { return {"in", "pod"}; }
+  std::string host_label(const Host& host) const override { return "pod " + host.name; }
+  Result<void> start_rank(const RankLaunch& launch, RankEvents& events) override;
+  void signal_rank(int rank, int signo) override;
 
 private:
   struct Rank {

@@ -1,16 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "backends/local/local_backend.hpp"
 
-#include <array>
-#include <cerrno>
 #include <csignal>
-#include <cstring>
 
-#include <fcntl.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/core.h>
@@ -25,38 +17,12 @@
 namespace ddl {
 
 namespace {
-constexpr int k_stdout = 0;
-constexpr int k_stderr = 1;
-constexpr int k_process = 2;
 // How long pipes still held by escaped processes are drained after a rank's
 // process exited.
 constexpr auto k_drain_after_exit = std::chrono::seconds(2);
-constexpr std::size_t k_read_chunk = 64 * 1024;
 
 using Clock = std::chrono::steady_clock;
-
-RankExit decode_status(const siginfo_t& info) {
-  RankExit how;
-  if (info.si_code == CLD_EXITED) {
-    how.code = info.si_status;
-  } else {
-    how.signal = info.si_status;
-    how.code = 128 + info.si_status;
-  }
-  return how;
-}
 } // namespace
-
-struct LocalBackend::Child {
-  int rank = 0;
-  pid_t pid = -1;
-  std::array<int, 3> fds{-1, -1, -1};  // stdout, stderr, pidfd
-  bool reaped = false;
-  bool reported = false;
-  RankExit how;
-  Clock::time_point reaped_at;
-  RankEvents* events = nullptr;
-};
 
 LocalBackend::LocalBackend() {
   struct rlimit limit {};
@@ -67,20 +33,10 @@ LocalBackend::LocalBackend() {
     limit.rlim_cur = limit.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &limit);
   }
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.u64 = ~std::uint64_t{0};
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event);
   io_thread_ = std::thread([this] { io_loop(); });
 }
 
-LocalBackend::~LocalBackend() {
-  shutdown();
-  ::close(epoll_fd_);
-  ::close(wake_fd_);
-}
+LocalBackend::~LocalBackend() { shutdown(); }
 
 Result<Inventory> LocalBackend::probe_gpus(Inventory hosts) {
   int count = local_gpu_count();
@@ -109,7 +65,7 @@ std::optional<Result<int>> LocalBackend::master_port(const Host& /*host*/, int f
   return net::free_ports_here(first, count);
 }
 
-Result<void> LocalBackend::prepare(const Plan& plan, std::span<const RankLaunch> /*launches*/) {
+Result<void> LocalBackend::prepare_gang(const Plan& plan, std::span<const RankLaunch> /*launches*/) {
   struct rlimit limit {};
   ::getrlimit(RLIMIT_NOFILE, &limit);
   auto needed = static_cast<rlim_t>(plan.world_size) * 4 + 64;
@@ -128,7 +84,7 @@ Result<void> LocalBackend::prepare(const Plan& plan, std::span<const RankLaunch>
   return {};
 }
 
-Result<void> LocalBackend::start(const RankLaunch& launch, RankEvents& events) {
+Result<void> LocalBackend::start_rank(const RankLaunch& launch, RankEvents& events) {
   if (!lifeline_started_) {
     if (auto started = lifeline_.start(); !started) {
       return started;
@@ -144,39 +100,23 @@ Result<void> LocalBackend::start(const RankLaunch& launch, RankEvents& events) {
     return fail(spawned.error());
   }
   lifeline_.watch(spawned->pid);
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, spawned->pid, 0));
-  if (pidfd < 0) {
-    std::string reason = std::strerror(errno);
-    ::kill(-spawned->pid, SIGKILL);
-    ::waitpid(spawned->pid, nullptr, 0);
-    lifeline_.forget(spawned->pid);
-    ::close(spawned->stdout_fd);
-    ::close(spawned->stderr_fd);
-    return fail(ExitCode::launch, fmt::format("rank {}: pidfd_open: {}", launch.rank, reason));
+  auto child = std::make_unique<Child>(lifeline_, launch.rank, spawned->pid, events);
+  Child& watched = *child;
+  {
+    std::lock_guard lock(mutex_);
+    children_.push_back(std::move(child));
   }
-  auto child = std::make_unique<Child>();
-  child->rank = launch.rank;
-  child->pid = spawned->pid;
-  child->fds = {spawned->stdout_fd, spawned->stderr_fd, pidfd};
-  child->events = &events;
   events.started(launch.rank, spawned->pid);
-  std::lock_guard lock(mutex_);
-  auto index = static_cast<std::uint64_t>(children_.size());
-  for (int which = 0; which < 3; ++which) {
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.u64 = index * 4 + static_cast<std::uint64_t>(which);
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, child->fds[static_cast<std::size_t>(which)], &event);
-  }
-  children_.push_back(std::move(child));
+  ChildProcess process{spawned->pid, -1, spawned->stdout_fd, spawned->stderr_fd};
+  ranks_.add(process, watched, {.kill_group_at_exit = true, .drain_after_exit = k_drain_after_exit});
   return {};
 }
 
-void LocalBackend::signal(int rank, int signo) {
+void LocalBackend::signal_rank(int rank, int signo) {
   std::lock_guard lock(mutex_);
   for (auto& child : children_) {
-    if (child->rank == rank && !child->reaped) {
-      ::kill(-child->pid, signo);
+    if (child->rank == rank) {
+      ranks_.signal(child->pid, signo, true);
     }
   }
 }
@@ -208,7 +148,7 @@ bool LocalBackend::dump_stacks(int rank) {
   {
     std::lock_guard lock(mutex_);
     for (auto& child : children_) {
-      if (child->rank == rank && !child->reaped) {
+      if (child->rank == rank && !child->exited_) {
         pid = child->pid;
       }
     }
@@ -228,31 +168,19 @@ void LocalBackend::shutdown() {
       return;
     }
     for (auto& child : children_) {
-      if (!child->reaped) {
-        ::kill(-child->pid, SIGKILL);
-      }
+      ranks_.signal(child->pid, SIGKILL, true);
     }
   }
   // Let the I/O thread reap what was just killed and report it, briefly.
   auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (Clock::now() < deadline) {
-    bool all_reported = true;
-    {
-      std::lock_guard lock(mutex_);
-      for (auto& child : children_) {
-        all_reported = all_reported && child->reported;
-      }
-    }
-    if (all_reported) {
-      break;
-    }
+  while (Clock::now() < deadline && ranks_.size() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
-  wake();
+  ranks_.wake();
   if (io_thread_.joinable()) {
     io_thread_.join();
   }
@@ -263,138 +191,30 @@ void LocalBackend::shutdown() {
     }
     dumpers_.clear();
   }
-  std::lock_guard lock(mutex_);
-  for (auto& child : children_) {
-    for (int& fd : child->fds) {
-      if (fd >= 0) {
-        ::close(fd);
-        fd = -1;
-      }
-    }
-  }
   lifeline_.stop();
 }
 
-void LocalBackend::wake() {
-  std::uint64_t one = 1;
-  [[maybe_unused]] ssize_t ignored = ::write(wake_fd_, &one, sizeof one);
-}
-
+// The one thread that reads every rank's pipes and reaps them.
 void LocalBackend::io_loop() {
-  std::array<epoll_event, 64> ready{};
   while (true) {
-    int timeout_ms = -1;
     {
       std::lock_guard lock(mutex_);
       if (stopping_) {
         return;
       }
-      // Ranks whose process exited but whose pipes an escaped process holds.
-      for (auto& child : children_) {
-        if (child->reaped && !child->reported) {
-          auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-              child->reaped_at + k_drain_after_exit - Clock::now());
-          int left_ms = static_cast<int>(std::max<long long>(0, left.count()));
-          timeout_ms = timeout_ms < 0 ? left_ms : std::min(timeout_ms, left_ms);
-        }
-      }
     }
-    int count = ::epoll_wait(epoll_fd_, ready.data(), static_cast<int>(ready.size()), timeout_ms);
-    if (count < 0 && errno != EINTR) {
-      return;
-    }
-    for (int i = 0; i < count; ++i) {
-      std::uint64_t tag = ready[static_cast<std::size_t>(i)].data.u64;
-      if (tag == ~std::uint64_t{0}) {
-        std::uint64_t drained = 0;
-        [[maybe_unused]] ssize_t ignored = ::read(wake_fd_, &drained, sizeof drained);
-        continue;
-      }
-      Child* child = nullptr;
-      {
-        std::lock_guard lock(mutex_);
-        child = children_[static_cast<std::size_t>(tag / 4)].get();
-      }
-      int which = static_cast<int>(tag % 4);
-      if (which == k_process) {
-        on_process_exit(*child);
-      } else {
-        on_readable(*child, which);
-      }
-    }
-    std::vector<Child*> overdue;
-    {
-      std::lock_guard lock(mutex_);
-      for (auto& child : children_) {
-        if (child->reaped && !child->reported && Clock::now() >= child->reaped_at + k_drain_after_exit) {
-          overdue.push_back(child.get());
-        }
-      }
-    }
-    for (Child* child : overdue) {
-      close_stream(*child, k_stdout);
-      close_stream(*child, k_stderr);
-      report_if_done(*child);
-    }
+    ranks_.run_once(-1);
   }
 }
 
-void LocalBackend::on_readable(Child& child, int which) {
-  std::array<char, k_read_chunk> buffer{};
-  int fd = child.fds[static_cast<std::size_t>(which)];
-  if (fd < 0) {
-    return;
-  }
-  // One chunk per wakeup keeps ranks fair; epoll is level-triggered.
-  ssize_t got = ::read(fd, buffer.data(), buffer.size());
-  if (got > 0) {
-    child.events->output(child.rank, which == k_stdout ? Stream::out : Stream::err,
-                         std::string_view(buffer.data(), static_cast<std::size_t>(got)));
-    return;
-  }
-  if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
-    return;
-  }
-  close_stream(child, which);
-  report_if_done(child);
+void LocalBackend::Child::exited(int /*wait_status*/) {
+  exited_ = true;
+  lifeline.forget(pid);
 }
 
-void LocalBackend::close_stream(Child& child, int which) {
-  int& fd = child.fds[static_cast<std::size_t>(which)];
-  if (fd >= 0) {
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-    ::close(fd);
-    fd = -1;
-  }
-}
-
-void LocalBackend::on_process_exit(Child& child) {
-  siginfo_t info{};
-  // Peek first: the zombie keeps the process group id reserved while what is
-  // left of the group is killed, so the kill cannot hit a recycled id.
-  if (::waitid(P_PID, static_cast<id_t>(child.pid), &info, WEXITED | WNOWAIT) != 0) {
-    return;
-  }
-  {
-    std::lock_guard lock(mutex_);
-    ::kill(-child.pid, SIGKILL);
-    ::waitid(P_PID, static_cast<id_t>(child.pid), &info, WEXITED);
-    child.reaped = true;
-    child.reaped_at = Clock::now();
-    child.how = decode_status(info);
-  }
-  lifeline_.forget(child.pid);
-  close_stream(child, k_process);
-  report_if_done(child);
-}
-
-void LocalBackend::report_if_done(Child& child) {
-  if (child.reported || !child.reaped || child.fds[k_stdout] >= 0 || child.fds[k_stderr] >= 0) {
-    return;
-  }
-  child.events->exited(child.rank, child.how);
-  std::lock_guard lock(mutex_);
-  child.reported = true;
+void LocalBackend::Child::ended(int wait_status) {
+  ProcessExit how = process_exit(wait_status);
+  events.exited(rank, RankExit{how.code, how.signal});
 }
 
 } // namespace ddl

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -10,18 +11,20 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "src/launch/backend.hpp"
+#include "backends/per_rank_backend.hpp"
 #include "src/util/lifeline.hpp"
+#include "src/util/process_set.hpp"
 
 namespace ddl {
 
 // Runs every rank as a child process of ddl on this machine (see spawn.hpp
-// for how one is started). One I/O thread drains every pipe with epoll and
-// reaps ranks through pidfds, so no pipe or rank ever waits on another.
+// for how one is started). One I/O thread runs the ranks' ProcessSet: it
+// drains every pipe and reaps ranks through pidfds, so no pipe or rank ever
+// waits on another.
 // When a rank's first process exits, what is left of its process group is
 // killed; a process that left the group (setsid, double fork to a new
 // session) escapes that, and its pipes are closed after a short drain.
-class LocalBackend final : public Backend {
+class LocalBackend final : public PerRankBackend {
 public:
   LocalBackend();
   ~LocalBackend() override;
@@ -38,30 +41,44 @@ public:
   // A bind test here (net::free_ports_here).
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
 
-  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
-  // Call from the supervisor's thread (see spawn_rank about PDEATHSIG).
-  Result<void> start(const RankLaunch& launch, RankEvents& events) override;
-  void signal(int rank, int signo) override;
   // py-spy on the rank's host, onto its stderr (/proc/PID/fd/2).
   bool dump_stacks(int rank) override;
   void shutdown() override;
 
+protected:
+  // Enough open files for every rank's pipes; the lifeline.
+  Result<void> prepare_gang(const Plan& plan, std::span<const RankLaunch> launches) override;
+  // No host to reach: every rank runs here.
+  std::vector<std::size_t> preflight_units(const Plan& /*plan*/) override { return {}; }
+  // Call from the supervisor's thread (see spawn_rank about PDEATHSIG).
+  Result<void> start_rank(const RankLaunch& launch, RankEvents& events) override;
+  void signal_rank(int rank, int signo) override;
+
 private:
-  struct Child;
+  // A rank's process in the set: its output and end go to the supervisor.
+  struct Child final : ChildEvents {
+    Child(Lifeline& lifeline_, int rank_, pid_t pid_, RankEvents& events_)
+        : lifeline(lifeline_), rank(rank_), pid(pid_), events(events_) {}
+    void output(OutputStream stream, std::string_view bytes) override {
+      events.output(rank, stream == OutputStream::out ? Stream::out : Stream::err, bytes);
+    }
+    void exited(int wait_status) override;
+    void ended(int wait_status) override;
+
+    Lifeline& lifeline;
+    const int rank;
+    const pid_t pid;
+    RankEvents& events;
+    std::atomic<bool> exited_{false};
+  };
   void io_loop();
-  void on_readable(Child& child, int which);
-  void on_process_exit(Child& child);
-  void close_stream(Child& child, int which);
-  void report_if_done(Child& child);
-  void wake();
 
   Lifeline lifeline_;
   bool lifeline_started_ = false;
   rlim_t nofile_soft_ = 0;  // the launcher's own soft limit, given to ranks
-  int epoll_fd_ = -1;
-  int wake_fd_ = -1;
+  ProcessSet ranks_;        // every rank's pipes and exit, read by io_thread_
   std::mutex mutex_;
-  std::vector<std::unique_ptr<Child>> children_;  // indexed by epoll tag
+  std::vector<std::unique_ptr<Child>> children_;
   bool stopping_ = false;
   std::thread io_thread_;
   std::mutex dump_mutex_;

@@ -1,22 +1,18 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "backends/child_process.hpp"
-#include "src/launch/backend.hpp"
+#include "backends/launcher_backend.hpp"
+#include "src/job/job.hpp"
 
 namespace ddl::mpirun {
 
-// The whole gang as one `mpirun` (see mpirun_command.hpp). ddl collects the
-// rank launches and starts mpirun with the last one; mpirun places rank r on
-// the host the plan gives it (the hostfile lists the plan's hosts in order
+// The whole gang as one `mpirun` (see mpirun_command.hpp); mpirun places
+// rank r on the host the plan gives it (the hostfile lists the plan's hosts in order
 // with their rank counts) and aborts every rank when one fails, which is the
 // gang semantics ddl wants. The first rank to fail is known from the rank
 // script's marker (its exit code) or from mpirun's "exited on signal" note;
@@ -29,9 +25,10 @@ struct MpirunOptions {
   KubernetesSection kubernetes;
   std::optional<int> pod_slots;  // the pods of [kubernetes] selector are the hosts
   LabelNeed pod_labels = LabelNeed::none;  // their nodes' labels (kubernetes_inventory)
+  std::vector<std::string> args;  // job.mpirun.args: given to mpirun after ddl's own options
 };
 
-class MpirunBackend final : public Backend {
+class MpirunBackend final : public LauncherBackend {
 public:
   explicit MpirunBackend(MpirunOptions options);
   ~MpirunBackend() override;
@@ -45,26 +42,19 @@ public:
   // nullopt (a network of their own).
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
   bool starts_mpi_world() const override { return true; }
-  // The mpirun command line, one word per line.
-  std::string dry_run_text(std::span<const RankLaunch> launches) const override;
 
-  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
-  Result<void> start(const RankLaunch& launch, RankEvents& events) override;
-  void signal(int rank, int signo) override;
-  void shutdown() override;
+protected:
+  // Open MPI's mpirun on PATH; the plan's hostfile.
+  Result<void> find_launcher(const Plan& plan) override;
+  Result<LauncherCommand> command(std::span<const RankLaunch> launches, bool dry_run) override;
+  std::unique_ptr<LauncherOutput> parse_output(int world_size, LauncherOutput::Sink sink) override;
+  // SIGKILL would orphan mpirun's local ranks (its own TERM ends them all);
+  // SIGSTOP would stop mpirun itself (its SIGTSTP stops the ranks).
+  void deliver(int signo) override;
 
 private:
-  void run_mpirun(std::vector<std::string> argv, EnvList env, RankEvents& events);
-  void report_exits(int status, class TaggedOutput& output, RankEvents& events);
-  void report_unstarted_host(const struct RshFailure& failure, RankEvents& events);
-
   MpirunOptions options_;
-  std::string hostfile_dir_;
-  std::string hostfile_;
-  int world_size_ = 0;
-
-  std::vector<RankLaunch> launches_;
-  GangChild gang_;  // its mutex also guards launches_ (and step_)
+  std::string hostfile_;  // the plan's, written by find_launcher
 };
 
 } // namespace ddl::mpirun

@@ -1,17 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "backends/mpirun/mpirun_command.hpp"
 
-#include <algorithm>
-#include <filesystem>
-#include <unistd.h>
-#include <map>
-#include <optional>
-
 #include <fmt/core.h>
-
-#include "src/util/text.hpp"
-
-#include "src/util/process.hpp"
 
 namespace ddl::mpirun {
 
@@ -25,55 +15,33 @@ bool is_mpirun_own(std::string_view name) {
 } // namespace
 
 std::string rank_script(int world_size) {
-  return fmt::format(
-      "case ${{OMPI_COMM_WORLD_RANK:-}} in ''|*[!0-9]*) echo 'ddl: not started by mpirun' >&2; exit 125 ;; esac\n"
-      "eval \"__ddl_e=\\${{DDL_MPI_ENV_$OMPI_COMM_WORLD_RANK:-}}\"\n"
-      "__ddl_i=0\n"
-      "while [ \"$__ddl_i\" -lt {} ]; do unset \"DDL_MPI_ENV_$__ddl_i\"; __ddl_i=$((__ddl_i + 1)); done\n"
-      "eval \"$__ddl_e\" || exit 125\n"
-      // Meant for mpirun's rsh agent, not the ranks.
-      "unset __ddl_e __ddl_i DDL_RSH_TRANSPORT DDL_RSH_JOB\n"
-      // A watchdog: if mpirun (or its daemon) goes away without ending this
-      // rank, end the rank's process group (TERM, then KILL).
-      "__ddl_p=$PPID\n"
-      "( while kill -0 \"$__ddl_p\" 2>/dev/null; do sleep 1; done\n"
-      "  kill -s TERM -- -$$ 2>/dev/null; sleep 2; kill -s KILL -- -$$ 2>/dev/null ) </dev/null >/dev/null 2>&1 &\n"
-      "__ddl_w=$!\n"
-      "\"$@\"\n"
-      "__ddl_rc=$?\n"
-      "kill \"$__ddl_w\" 2>/dev/null\n"
-      "[ \"$__ddl_rc\" -eq 0 ] || printf '{}%s exit %s\\n' \"$OMPI_COMM_WORLD_RANK\" \"$__ddl_rc\" >&2\n"
-      "exit \"$__ddl_rc\"\n",
-      world_size, k_rank_exit_marker);
+  return rank_script_head(k_rank_script, world_size, "DDL_RSH_TRANSPORT DDL_RSH_JOB") +
+         // A watchdog: if mpirun (or its daemon) goes away without ending this
+         // rank, end the rank's process group (TERM, then KILL).
+         "__ddl_p=$PPID\n"
+         "( while kill -0 \"$__ddl_p\" 2>/dev/null; do sleep 1; done\n"
+         "  kill -s TERM -- -$$ 2>/dev/null; sleep 2; kill -s KILL -- -$$ 2>/dev/null ) </dev/null >/dev/null 2>&1 &\n"
+         "__ddl_w=$!\n"
+         // Open MPI signals the rank's whole process group: SIGUSR1 and
+         // SIGUSR2 are the rank's to answer, not the end of this wrapper.
+         "trap : USR1 USR2\n"
+         "\"$@\"\n"
+         "__ddl_rc=$?\n"
+         "kill \"$__ddl_w\" 2>/dev/null\n" +
+         rank_script_exit_line(k_rank_script) + "exit \"$__ddl_rc\"\n";
 }
 
-Result<MpirunCommand> build_mpirun_command(std::span<const RankLaunch> launches, const MpirunSettings& settings) {
+Result<LauncherCommand> build_mpirun_command(std::span<const RankLaunch> launches, const MpirunSettings& settings) {
   if (launches.empty()) {
     return fail(ExitCode::usage, "mpirun: no ranks to start");
   }
-  // name -> value when every rank has it with this value, else nullopt.
-  std::map<std::string, std::optional<std::string>> common;
-  std::vector<std::string> order;
-  std::map<std::string, int> holders;
-  for (const auto& launch : launches) {
-    for (const auto& [name, value] : launch.env) {
-      if (is_mpirun_own(name)) {
-        continue;
-      }
-      if (value.find('\0') != std::string::npos) {
-        return fail(ExitCode::usage, fmt::format("env {} holds a NUL byte", name));
-      }
-      auto [it, inserted] = common.emplace(name, value);
-      if (inserted) {
-        order.push_back(name);
-      } else if (it->second && *it->second != value) {
-        it->second.reset();
-      }
-      ++holders[name];
-    }
+  auto env = split_gang_env(launches, is_mpirun_own);
+  if (!env) {
+    return fail(env.error());
   }
   const int world = static_cast<int>(launches.size());
-  MpirunCommand command;
+  LauncherCommand command;
+  command.note = "values of -x NAME come from the environment, never the command line";
   command.argv = {settings.mpirun, "--hostfile", settings.hostfile, "-np", std::to_string(world),
                   "--tag-output"};
   if (settings.as_root) {
@@ -85,23 +53,15 @@ Result<MpirunCommand> build_mpirun_command(std::span<const RankLaunch> launches,
   if (!settings.workdir.empty()) {
     command.argv.insert(command.argv.end(), {"--wdir", settings.workdir});
   }
-  for (const auto& name : order) {
-    if (common[name] && holders[name] == world) {
-      command.argv.insert(command.argv.end(), {"-x", name});
-      command.env.emplace_back(name, *common[name]);
-    }
+  command.argv.insert(command.argv.end(), settings.extra_args.begin(), settings.extra_args.end());
+  for (const auto& [name, value] : env->shared) {
+    command.argv.insert(command.argv.end(), {"-x", name});
+    command.env.emplace_back(name, value);
   }
   for (int rank = 0; rank < world; ++rank) {
-    std::string exports;
-    for (const auto& [name, value] : launches[static_cast<std::size_t>(rank)].env) {
-      auto it = common.find(name);
-      if (it != common.end() && !(it->second && holders[name] == world)) {
-        exports += fmt::format("export {}={}\n", name, shell_quote(value));
-      }
-    }
-    std::string blob = fmt::format("DDL_MPI_ENV_{}", rank);
+    std::string blob = fmt::format("{}{}", k_rank_script.env_prefix, rank);
     command.argv.insert(command.argv.end(), {"-x", blob});
-    command.env.emplace_back(blob, exports);
+    command.env.emplace_back(blob, env->ranks[static_cast<std::size_t>(rank)]);
   }
   command.env.emplace_back("DDL_RSH_TRANSPORT", settings.rsh_transport);
   command.env.emplace_back("DDL_RSH_JOB", settings.job_file);
@@ -109,29 +69,6 @@ Result<MpirunCommand> build_mpirun_command(std::span<const RankLaunch> launches,
   const auto& argv = launches.front().argv;
   command.argv.insert(command.argv.end(), argv.begin(), argv.end());
   return command;
-}
-
-std::string mpirun_workdir(std::span<const RankLaunch> launches) {
-  return launches.empty() || launches.front().workdir_is_default ? "" : launches.front().workdir;
-}
-
-std::string dry_run_text(std::span<const RankLaunch> launches, const std::string& rsh_transport) {
-  MpirunSettings settings;
-  settings.hostfile = "<hostfile>";
-  settings.ddl_path = own_executable_path();
-  settings.workdir = mpirun_workdir(launches);
-  settings.as_root = ::geteuid() == 0;
-  settings.rsh_transport = rsh_transport;
-  auto command = build_mpirun_command(launches, settings);
-  if (!command) {
-    return fmt::format("mpirun: {}\n", command.error().message);
-  }
-  std::string out = "mpirun command (values of -x NAME come from the environment, never the command line):\n";
-  for (std::size_t i = 0; i < command->argv.size(); ++i) {
-    out += fmt::format("{}{}{}", i == 0 ? "  " : "    ", shell_word(command->argv[i]),
-                       i + 1 < command->argv.size() ? " \\\n" : "\n");
-  }
-  return out;
 }
 
 } // namespace ddl::mpirun

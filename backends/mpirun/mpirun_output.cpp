@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "backends/mpirun/mpirun_output.hpp"
 
+#include <fmt/core.h>
+
 #include "backends/mpirun/mpirun_command.hpp"
 #include "src/util/text.hpp"
 
@@ -8,7 +10,6 @@ namespace ddl::mpirun {
 
 namespace {
 
-constexpr std::size_t k_max_mpirun_text = 64 * 1024;
 constexpr std::size_t k_max_tag = 48;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -75,7 +76,7 @@ void TaggedOutput::finish() {
   for (int s = 0; s < 2; ++s) {
     StreamState& state = s == 0 ? out_ : err_;
     if (!marker_line_[s].empty() && state.rank >= 0) {
-      sink_(state.rank, s == 0 ? Stream::out : Stream::err, marker_line_[s]);
+      to_rank(state.rank, s == 0 ? Stream::out : Stream::err, marker_line_[s]);
     }
     marker_line_[s].clear();
   }
@@ -83,16 +84,14 @@ void TaggedOutput::finish() {
 
 void TaggedOutput::emit(Stream stream, StreamState& state, std::string_view bytes) {
   if (state.rank < 0) {
-    if (mpirun_text_.size() < k_max_mpirun_text) {
-      mpirun_text_.append(bytes.substr(0, k_max_mpirun_text - mpirun_text_.size()));
-    }
+    launcher_says(bytes);
     return;
   }
   // The rank script's marker is a whole line of its own on stderr.
   std::string& marker = marker_line_[stream == Stream::out ? 0 : 1];
   if (stream == Stream::err && (state.line_start || !marker.empty())) {
     marker.append(bytes);
-    std::string_view prefix = k_rank_exit_marker;
+    std::string_view prefix = k_rank_script.exit_marker;
     bool could_be = marker.size() <= prefix.size() ? prefix.starts_with(marker) : marker.starts_with(prefix);
     auto newline = marker.find('\n');
     if (could_be && newline == std::string::npos && marker.size() < 64) {
@@ -100,12 +99,9 @@ void TaggedOutput::emit(Stream stream, StreamState& state, std::string_view byte
     }
     if (could_be && newline != std::string::npos) {
       // "ddl-mpi: rank R exit C\n"
-      auto words = split(std::string_view(marker).substr(prefix.size(), newline - prefix.size()), ' ');
-      if (words.size() == 3 && words[1] == "exit") {
-        auto rank = parse_int(words[0]);
-        auto code = parse_int(words[2]);
-        if (rank && code && !first_failure_) {
-          first_failure_ = std::pair{static_cast<int>(*rank), static_cast<int>(*code)};
+      if (auto failure = parse_exit_marker(std::string_view(marker).substr(0, newline), prefix)) {
+        if (!first_failure_) {
+          first_failure_ = failure;
         }
         std::string rest = marker.substr(newline + 1);
         marker.clear();
@@ -118,12 +114,12 @@ void TaggedOutput::emit(Stream stream, StreamState& state, std::string_view byte
     }
     std::string held = std::move(marker);
     marker.clear();
-    sink_(state.rank, stream, held);
+    to_rank(state.rank, stream, held);
     state.line_start = held.ends_with('\n');
     return;
   }
   if (!bytes.empty()) {
-    sink_(state.rank, stream, bytes);
+    to_rank(state.rank, stream, bytes);
     state.line_start = bytes.ends_with('\n');
   }
 }
@@ -150,7 +146,7 @@ void TaggedOutput::switch_rank(Stream stream, StreamState& state, int rank) {
   }
   std::string& marker = marker_line_[stream == Stream::out ? 0 : 1];
   if (!marker.empty() && state.rank >= 0) {
-    sink_(state.rank, stream, marker);
+    to_rank(state.rank, stream, marker);
   }
   marker.clear();
   state.line_start = true;
@@ -188,6 +184,33 @@ void TaggedOutput::drain(Stream stream, StreamState& state, bool at_end) {
     done = bracket + tag->length;
   }
   state.pending.erase(0, done);
+}
+
+std::optional<Blame> TaggedOutput::blame(const RankExit& whole, std::span<const RankLaunch> launches) const {
+  if (first_failure_) {
+    return Blame{first_failure_->first, RankExit{first_failure_->second}};
+  }
+  if (auto signalled = signalled_rank(launcher_text())) {
+    return Blame{signalled->first, RankExit{128 + signalled->second, signalled->second}};
+  }
+  auto unreached = whole.code != 0 ? rsh_failure(launcher_text()) : std::nullopt;
+  if (!unreached) {
+    return std::nullopt;
+  }
+  // `ddl rsh` could not reach (or log in to) a host: its first rank failed
+  // to start, with the agent's reason; the others were ended with it.
+  int rank = 0;
+  for (const RankLaunch& launch : launches) {
+    if (!unreached->host.empty() && (launch.host.address == unreached->host || launch.host.name == unreached->host)) {
+      rank = launch.rank;
+      break;
+    }
+  }
+  std::string error = unreached->host.empty()
+                          ? fmt::format("mpirun's agent (ddl rsh) failed: {}", unreached->why)
+                          : fmt::format("host {} could not be reached to start Open MPI's daemon there: {}",
+                                        unreached->host, unreached->why);
+  return Blame{rank, RankExit{to_int(ExitCode::launch), 0, error}};
 }
 
 std::optional<std::pair<int, int>> signalled_rank(std::string_view mpirun_text) {

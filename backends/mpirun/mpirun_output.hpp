@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "src/launch/backend.hpp"
+#include "backends/launcher_backend.hpp"
 
 namespace ddl::mpirun {
 
@@ -15,18 +15,19 @@ namespace ddl::mpirun {
 // also start mid-line; bytes between tags belong to the last tag's rank.
 // Untagged text is mpirun's own (kept for the failure report). The rank
 // script's exit marker is taken out and remembered.
-class TaggedOutput {
+class TaggedOutput final : public LauncherOutput {
 public:
-  using Sink = std::function<void(int rank, Stream stream, std::string_view bytes)>;
-  explicit TaggedOutput(Sink sink) : sink_(std::move(sink)) {}
+  explicit TaggedOutput(Sink sink) : LauncherOutput(std::move(sink)) {}
 
-  void feed(Stream stream, std::string_view bytes);
-  void finish();
+  void feed(Stream stream, std::string_view bytes) override;
+  void finish() override;
+  // The rank of the first marker (its exit code, not a signal: the rank
+  // script cannot tell them apart), else the rank mpirun says a signal
+  // killed, else the first rank on a host that `ddl rsh` could not reach.
+  std::optional<Blame> blame(const RankExit& whole, std::span<const RankLaunch> launches) const override;
 
   // The first rank that reported a non-zero exit, and its code.
   std::optional<std::pair<int, int>> first_failure() const { return first_failure_; }
-  // mpirun's own text (untagged), capped.
-  const std::string& mpirun_text() const { return mpirun_text_; }
 
 private:
   struct StreamState {
@@ -39,12 +40,10 @@ private:
   void emit_segment(Stream stream, StreamState& state, std::string_view bytes);
   void switch_rank(Stream stream, StreamState& state, int rank);
 
-  Sink sink_;
   StreamState out_;
   StreamState err_;
   std::string marker_line_[2];
   std::optional<std::pair<int, int>> first_failure_;
-  std::string mpirun_text_;
 };
 
 // From mpirun's own text: "process rank R ... exited on signal N".

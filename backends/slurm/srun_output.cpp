@@ -4,14 +4,14 @@
 #include <csignal>
 #include <utility>
 
+#include <fmt/core.h>
+
 #include "backends/slurm/srun_command.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::slurm {
 
 namespace {
-
-constexpr std::size_t k_max_srun_text = 64 * 1024;
 
 // "  12: text" -> {12, "text"}; nullopt when the line has no label.
 std::optional<std::pair<int, std::string_view>> split_label(std::string_view line) {
@@ -54,15 +54,13 @@ void LabeledOutput::line(Stream stream, std::string_view text) {
   auto labeled = split_label(text);
   if (!labeled || labeled->first >= world_size_) {
     srun_says(text);
-    if (srun_text_.size() < k_max_srun_text) {
-      srun_text_.append(text);
-    }
+    launcher_says(text);
     return;
   }
   if (stream == Stream::err && marker(labeled->second)) {
     return;
   }
-  sink_(labeled->first, stream, labeled->second);
+  to_rank(labeled->first, stream, labeled->second);
 }
 
 // "slurmstepd-h1: error: *** STEP 7.0 ON h1 CANCELLED AT 2026-... ***" (it
@@ -108,27 +106,20 @@ bool LabeledOutput::marker(std::string_view text) {
   std::string_view body = trim(text);
   if (body.starts_with(k_step_marker)) {
     step_ = std::string(trim(body.substr(k_step_marker.size())));
+    if (on_step_) {
+      on_step_(*step_);
+    }
     return true;
   }
-  if (!body.starts_with(k_exit_marker)) {
+  auto failure = parse_exit_marker(body, k_rank_script.exit_marker);
+  if (!failure || failure->first >= world_size_) {
     return false;
   }
-  body.remove_prefix(k_exit_marker.size());
-  std::size_t space = body.find(" exit ");
-  if (space == std::string_view::npos) {
-    return false;
-  }
-  auto rank = parse_int(body.substr(0, space));
-  auto code = parse_int(body.substr(space + 6));
-  if (!rank || !code || *rank < 0 || *rank >= world_size_) {
-    return false;
-  }
-  std::pair<int, int> failure{static_cast<int>(*rank), static_cast<int>(*code)};
-  ended(failure.first, failure.second);
+  ended(failure->first, failure->second);
   if (!first_) {
     first_ = failure;
   }
-  if (!first_own_ && failure.second != 128 + SIGTERM) {
+  if (!first_own_ && failure->second != 128 + SIGTERM) {
     first_own_ = failure;
   }
   return true;
@@ -148,6 +139,38 @@ std::optional<std::pair<int, int>> LabeledOutput::first_failure() const {
     return first_own_;
   }
   return srun_reported_ ? srun_reported_ : first_;
+}
+
+std::optional<Blame> LabeledOutput::blame(const RankExit& /*whole*/, std::span<const RankLaunch> launches) const {
+  auto failure = first_failure();
+  if (failure && failure->second != 128 + SIGTERM) {
+    return Blame{failure->first, exit_of_code(failure->second)};
+  }
+  // Ranks stopped by a signal exit 0 to srun (rank_script): what Slurm
+  // said decides, not srun's exit code.
+  if (failed_node_) {
+    for (const RankLaunch& launch : launches) {
+      if (launch.host.name == *failed_node_ || launch.host.address == *failed_node_) {
+        return Blame{launch.rank, RankExit{to_int(ExitCode::launch), 0,
+                                           fmt::format("Slurm reports that node {} failed", *failed_node_)}};
+      }
+    }
+  } else if (cancelled_) {
+    return Blame{0, exit_of_code(128 + SIGTERM)};
+  }
+  if (failure) {
+    return Blame{failure->first, exit_of_code(failure->second)};
+  }
+  return std::nullopt;
+}
+
+RankExit LabeledOutput::exit_of_code(int code) const {
+  const int signo = code > 128 && code < 128 + 65 ? code - 128 : 0;
+  if (code == 128 + SIGTERM && cancelled_) {
+    return RankExit{code, signo, "",
+                    fmt::format("Slurm cancelled the step (scancel, the time limit or preemption): {}", *cancelled_)};
+  }
+  return RankExit{code, signo, ""};
 }
 
 } // namespace ddl::slurm

@@ -8,36 +8,42 @@
 #include <utility>
 #include <vector>
 
-#include "src/launch/backend.hpp"
+#include "backends/launcher_backend.hpp"
 
 namespace ddl::slurm {
 
 // Splits srun --label streams ("  R: line") back into each rank's output.
 // srun buffers each task's output by line, so every line carries its task's
-// label. Unlabeled lines are srun's own (kept, capped, for the failure
+// label. Unlabeled lines are srun's own (launcher_text(), for the failure
 // report). The rank script's markers (srun_command.hpp) are taken out.
-class LabeledOutput {
+class LabeledOutput final : public LauncherOutput {
 public:
-  using Sink = std::function<void(int rank, Stream stream, std::string_view bytes)>;
-  LabeledOutput(int world_size, Sink sink)
-      : world_size_(world_size), sink_(std::move(sink)), seen_ended_(static_cast<std::size_t>(world_size), false) {}
+  // `on_step` hears "JOB.STEP" once rank 0 has said it (may be empty).
+  LabeledOutput(int world_size, Sink sink, std::function<void(const std::string&)> on_step = {})
+      : LauncherOutput(std::move(sink)), world_size_(world_size), on_step_(std::move(on_step)),
+        seen_ended_(static_cast<std::size_t>(world_size), false) {}
 
-  void feed(Stream stream, std::string_view bytes);
-  void finish();
+  void feed(Stream stream, std::string_view bytes) override;
+  void finish() override;
+  // The first own failure; else Slurm ending the step (a failed node: its
+  // first rank, exit 3 as for a lost ssh host; scancel, the time limit,
+  // preemption: rank 0, 143); else the first failure (143).
+  std::optional<Blame> blame(const RankExit& whole, std::span<const RankLaunch> launches) const override;
+  // The ranks whose end was seen since the last call, each once, with its
+  // exit code: from their markers, or from srun's "task R: Exited with exit
+  // code C" when a marker was lost.
+  std::vector<std::pair<int, int>> take_ended() override;
+  // 143 after Slurm said it cancelled the step was Slurm's stop, not the
+  // rank's failure (RankExit::stopped_by); codes above 128 are signals.
+  RankExit exit_of_code(int code) const override;
 
   // The rank whose command failed first, and its exit code: the first
   // marker, except that a rank ended by the step's own SIGTERM (143) gives
   // way to a later one that failed on its own, or to srun's "task R: Exited
   // with exit code C" when that rank's marker was lost with the step.
   std::optional<std::pair<int, int>> first_failure() const;
-  // The ranks whose end was seen since the last call, each once, with its
-  // exit code: from their markers, or from srun's "task R: Exited with exit
-  // code C" when a marker was lost.
-  std::vector<std::pair<int, int>> take_ended();
   // "JOB.STEP" once rank 0 has said it.
   std::optional<std::string> step() const { return step_; }
-  // srun's own text (unlabeled lines), capped.
-  const std::string& srun_text() const { return srun_text_; }
   // The node of srun's "Node failure on NODE", if it said so.
   const std::optional<std::string>& failed_node() const { return failed_node_; }
   // slurmstepd's "STEP J.S ON NODE CANCELLED AT T ..." (scancel, the time
@@ -49,20 +55,19 @@ private:
   bool marker(std::string_view text);
   void srun_says(std::string_view text);
   void stepd_says(std::string_view text);
+  void ended(int rank, int code);
 
   int world_size_;
-  Sink sink_;
+  std::function<void(const std::string&)> on_step_;
   std::string pending_[2];
   std::optional<std::pair<int, int>> first_;
   std::optional<std::pair<int, int>> first_own_;
   std::optional<std::pair<int, int>> srun_reported_;
-  void ended(int rank, int code);
   std::vector<std::pair<int, int>> ended_;
   std::vector<bool> seen_ended_;
   std::optional<std::string> step_;
   std::optional<std::string> failed_node_;
   std::optional<std::string> cancelled_;
-  std::string srun_text_;
 };
 
 } // namespace ddl::slurm

@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl {
@@ -114,8 +115,8 @@ void ShimChannel::on_exit_status(ssh_session, ssh_channel, int status, void* sel
 
 void ShimChannel::on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*,
                                  void* self) {
-  int number = signal_number(signal != nullptr ? signal : "");
-  static_cast<ShimChannel*>(self)->exit_signal_ = number > 0 ? number : 255 - 128;
+  auto number = signal_number(signal != nullptr ? signal : "");
+  static_cast<ShimChannel*>(self)->exit_signal_ = number.value_or(255 - 128);
 }
 
 void ShimChannel::finish(const std::optional<std::string>& lost) {

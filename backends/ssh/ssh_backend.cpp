@@ -6,17 +6,14 @@
 #include <optional>
 
 #include <fmt/core.h>
-#include <spdlog/spdlog.h>
 
 #include "backends/shim.hpp"
 #include "backends/ssh/host_link.hpp"
-#include "backends/ssh/parallel.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "backends/ssh/ssh_probe.hpp"
 #include "backends/ssh/ssh_topology.hpp"
 #include "src/render/binding.hpp"
-#include "src/util/host_progress.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl {
@@ -98,10 +95,6 @@ const RankLaunch& first_launch_of(std::span<const RankLaunch> launches, const st
   return launches.front();
 }
 
-std::string host_label(const Host& host) {
-  return host.address == host.name ? host.name : fmt::format("{} ({})", host.name, host.address);
-}
-
 } // namespace
 
 SshBackend::SshBackend(const SshSection& options) : options_(options) {}
@@ -170,129 +163,95 @@ std::vector<HostTopology> SshBackend::read_topology(const Inventory& hosts) {
 
 std::string SshBackend::ddl_path() const { return remote_ddl_path(options_); }
 
-Result<void> SshBackend::prepare(const Plan& plan, std::span<const RankLaunch> launches) {
+Result<void> SshBackend::prepare_gang(const Plan& /*plan*/, std::span<const RankLaunch> launches) {
   if (launches.empty()) {
     return fail(ExitCode::launch, "ssh: no ranks to start");
   }
-  // Connections per host: one per k_ranks_per_connection ranks.
-  std::vector<int> ranks_on_host(plan.hosts.size(), 0);
-  rank_link_.assign(plan.ranks.size(), 0);
-  for (const auto& slot : plan.ranks) {
-    ++ranks_on_host[slot.host_index];
-  }
-  struct Task {
-    std::size_t host;
-    int connection;
-  };
-  std::vector<Task> tasks;
-  std::vector<std::size_t> first_link(plan.hosts.size(), 0);
-  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
-    first_link[h] = tasks.size();
-    int connections = std::max(1, (ranks_on_host[h] + k_ranks_per_connection - 1) / k_ranks_per_connection);
-    for (int c = 0; c < connections; ++c) {
-      tasks.push_back({h, c});
-    }
-  }
-  // The ranks of each connection, by rank.
-  std::vector<std::vector<int>> task_ranks(tasks.size());
-  for (const auto& slot : plan.ranks) {
-    task_ranks[first_link[slot.host_index] + static_cast<std::size_t>(slot.local_rank / k_ranks_per_connection)]
-        .push_back(slot.rank);
-  }
-  std::vector<SshSessionPtr> sessions(tasks.size());
-  std::vector<HostLink::ReadyChannels> ready(tasks.size());
-  std::vector<std::string> problems(tasks.size());
-  std::vector<std::optional<Error>> stopped(tasks.size());  // Ctrl-C, the deadline
-  Millis check_timeout = remote_answer_timeout(options_);
-  // The first connection to each host may be the one find_interfaces made.
-  std::vector<std::optional<SshConnection>> probed(tasks.size());
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    auto found = tasks[i].connection == 0 ? probed_.find(plan.hosts[tasks[i].host].name) : probed_.end();
-    if (found != probed_.end()) {
-      probed[i] = std::move(found->second);
-      probed_.erase(found);
-    }
-  }
-  probed_.clear();
-  auto open = [&](std::size_t i) -> Result<SshSessionPtr> {
-    if (!probed[i]) {
-      return ssh_open(options_, plan.hosts[tasks[i].host]);
-    }
-    if (!probed[i]->session) {
-      return fail(ExitCode::launch, probed[i]->error);
-    }
-    return std::move(probed[i]->session);
-  };
-  std::vector<std::string> task_hosts;
-  for (const auto& task : tasks) {
-    task_hosts.push_back(plan.hosts[task.host].name);
-  }
-  auto ready_one = [&](std::size_t i) {
-    if (stop::requested()) {
-      problems[i] = stop::error("connecting").message;
-      return;
-    }
-    auto session = open(i);
-    if (!session) {
-      problems[i] = session.error().message;
-      stopped[i] = stop::is_stop_error(session.error()) ? std::optional(session.error()) : std::nullopt;
-      return;
-    }
-    const RankLaunch& first = first_launch_of(launches, task_ranks[i]);
-    std::string program = first.argv.empty() ? std::string("sh") : first.argv.front();
-    auto channels = open_checked_channels(session->get(), task_ranks[i], first.workdir, program, check_timeout);
-    if (!channels) {
-      problems[i] = channels.error().message;
-      stopped[i] = stop::is_stop_error(channels.error()) ? std::optional(channels.error()) : std::nullopt;
-      return;
-    }
-    ready[i] = std::move(*channels);
-    sessions[i] = std::move(*session);
-  };
-  HostProgress progress("ready", std::move(task_hosts));
-  for_each_parallel(tasks.size(), options_.fanout, [&](std::size_t i) {
-    progress.begin(i);
-    ready_one(i);
-    progress.end(i);
-  });
-
-  for (const auto& stop_error : stopped) {
-    if (stop_error) {
-      return fail(*stop_error);  // the phase it cut short
-    }
-  }
-  std::string report;
-  int failed_hosts = 0;
-  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
-    for (std::size_t i = first_link[h]; i < tasks.size() && tasks[i].host == h; ++i) {
-      if (!problems[i].empty()) {
-        report += fmt::format("\n  {}: {}", host_label(plan.hosts[h]), problems[i]);
-        ++failed_hosts;
-        break;
-      }
-    }
-  }
-  if (failed_hosts > 0) {
-    return fail(ExitCode::launch, fmt::format("cannot start on {} of {} host{}:{}", failed_hosts,
-                                              plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s", report));
-  }
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    links_.push_back(
-        std::make_unique<HostLink>(plan.hosts[tasks[i].host].name, std::move(sessions[i]), std::move(ready[i])));
-  }
-  for (const auto& slot : plan.ranks) {
-    auto index = static_cast<std::size_t>(slot.rank);
-    if (index < rank_link_.size()) {
-      rank_link_[index] = first_link[slot.host_index] +
-                          static_cast<std::size_t>(slot.local_rank / k_ranks_per_connection);
-    }
-  }
-  spdlog::info("ssh: {} connection{} to {} host{} ready", links_.size(), links_.size() == 1 ? "" : "s",
-               plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s");
   return {};
 }
 
-Result<void> SshBackend::start(const RankLaunch& launch, RankEvents& events) {
+// One connection per k_ranks_per_connection ranks of a host, in host order.
+std::vector<std::size_t> SshBackend::preflight_units(const Plan& plan) {
+  std::vector<int> ranks_on_host(plan.hosts.size(), 0);
+  for (const auto& slot : plan.ranks) {
+    ++ranks_on_host[slot.host_index];
+  }
+  pending_ = {};
+  std::vector<std::size_t> first_link(plan.hosts.size(), 0);
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    first_link[h] = pending_.hosts.size();
+    int connections = std::max(1, (ranks_on_host[h] + k_ranks_per_connection - 1) / k_ranks_per_connection);
+    for (int c = 0; c < connections; ++c) {
+      pending_.hosts.push_back(h);
+      // The first connection to each host may be the one find_interfaces made.
+      auto found = c == 0 ? probed_.find(plan.hosts[h].name) : probed_.end();
+      pending_.probed.emplace_back();
+      if (found != probed_.end()) {
+        pending_.probed.back() = std::move(found->second);
+      }
+    }
+  }
+  probed_.clear();
+  pending_.ranks.resize(pending_.hosts.size());
+  rank_link_.assign(plan.ranks.size(), 0);
+  for (const auto& slot : plan.ranks) {
+    std::size_t link = first_link[slot.host_index] + static_cast<std::size_t>(slot.local_rank / k_ranks_per_connection);
+    pending_.ranks[link].push_back(slot.rank);
+    if (static_cast<std::size_t>(slot.rank) < rank_link_.size()) {
+      rank_link_[static_cast<std::size_t>(slot.rank)] = link;
+    }
+  }
+  pending_.sessions.resize(pending_.hosts.size());
+  pending_.ready.resize(pending_.hosts.size());
+  return pending_.hosts;
+}
+
+// The unit's connection: find_interfaces' one to its host, else a new one.
+Result<SshSessionPtr> SshBackend::open_unit(std::size_t unit, const Plan& plan) {
+  std::optional<SshConnection>& probed = pending_.probed[unit];
+  if (!probed) {
+    return ssh_open(options_, plan.hosts[pending_.hosts[unit]]);
+  }
+  if (!probed->session) {
+    return fail(ExitCode::launch, probed->error);
+  }
+  return std::move(probed->session);
+}
+
+// Connects (or takes find_interfaces' connection) and opens the checked
+// channels of the connection's ranks.
+Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std::span<const RankLaunch> launches) {
+  auto session = open_unit(unit, plan);
+  if (!session) {
+    return fail(session.error());
+  }
+  const RankLaunch& first = first_launch_of(launches, pending_.ranks[unit]);
+  std::string program = first.argv.empty() ? std::string("sh") : first.argv.front();
+  auto channels = open_checked_channels(session->get(), pending_.ranks[unit], first.workdir, program,
+                                        remote_answer_timeout(options_));
+  if (!channels) {
+    return fail(channels.error());
+  }
+  pending_.ready[unit] = std::move(*channels);
+  pending_.sessions[unit] = std::move(*session);
+  return {};
+}
+
+std::string SshBackend::preflight_passed(const Plan& plan) {
+  for (std::size_t i = 0; i < pending_.hosts.size(); ++i) {
+    links_.push_back(std::make_unique<HostLink>(plan.hosts[pending_.hosts[i]].name, std::move(pending_.sessions[i]),
+                                                std::move(pending_.ready[i])));
+  }
+  pending_ = {};
+  return fmt::format("ssh: {} connection{} to {} host{} ready", links_.size(), links_.size() == 1 ? "" : "s",
+                     plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s");
+}
+
+std::string SshBackend::host_label(const Host& host) const {
+  return host.address == host.name ? host.name : fmt::format("{} ({})", host.name, host.address);
+}
+
+Result<void> SshBackend::start_rank(const RankLaunch& launch, RankEvents& events) {
   auto index = static_cast<std::size_t>(launch.rank);
   if (index >= rank_link_.size() || links_.empty()) {
     return fail(ExitCode::launch, fmt::format("rank {} was not prepared", launch.rank));
@@ -307,7 +266,7 @@ Result<void> SshBackend::start(const RankLaunch& launch, RankEvents& events) {
   return {};
 }
 
-void SshBackend::signal(int rank, int signo) {
+void SshBackend::signal_rank(int rank, int signo) {
   auto index = static_cast<std::size_t>(rank);
   if (index >= rank_link_.size() || links_.empty()) {
     return;

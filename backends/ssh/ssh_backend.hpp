@@ -6,20 +6,20 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/per_rank_backend.hpp"
+#include "backends/ssh/host_link.hpp"
 #include "backends/ssh/ssh_probe.hpp"
-#include "src/launch/backend.hpp"
 
 namespace ddl {
 
-class HostLink;
-
 // Ranks on remote hosts over SSH (libssh), each under the shim
-// (backends/shim.hpp) on its own channel. prepare() connects to every host
-// in parallel (at most [ssh] fanout at once), verifies host keys,
-// authenticates and checks that the workdir and the program the ranks run
-// (argv[0], /bin/sh for a string command) exist; every failing host is
-// reported at once (ExitCode::launch).
-class SshBackend final : public Backend {
+// (backends/shim.hpp) on its own channel. The preflight connects to every
+// host in parallel (at most [ssh] fanout at once; one connection per
+// k_ranks_per_connection ranks), verifies host keys, authenticates and
+// checks that the workdir and the program the ranks run (argv[0], /bin/sh
+// for a string command) exist; every failing host is reported at once
+// (ExitCode::launch).
+class SshBackend final : public PerRankBackend {
 public:
   explicit SshBackend(const SshSection& options);
   ~SshBackend() override;
@@ -39,18 +39,36 @@ public:
   // [ssh] remote_ddl, else this binary's path.
   std::string ddl_path() const override;
 
-  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) override;
-  // A bound rank (RankLaunch::cpus) runs under `ddl pin` (ddl_path()).
-  Result<void> start(const RankLaunch& launch, RankEvents& events) override;
-  void signal(int rank, int signo) override;
   // py-spy on the rank's host, onto its stderr (through the shim).
   bool dump_stacks(int rank) override;
   void shutdown() override;
 
+protected:
+  Result<void> prepare_gang(const Plan& plan, std::span<const RankLaunch> launches) override;
+  std::vector<std::size_t> preflight_units(const Plan& plan) override;
+  Result<void> preflight_unit(std::size_t unit, const Plan& plan, std::span<const RankLaunch> launches) override;
+  std::string preflight_passed(const Plan& plan) override;
+  int preflight_fanout() const override { return options_.fanout; }
+  // "gpu-a (10.0.0.7)" when the address differs from the name.
+  std::string host_label(const Host& host) const override;
+  Result<void> start_rank(const RankLaunch& launch, RankEvents& events) override;
+  void signal_rank(int rank, int signo) override;
+
 private:
+  // The preflight's connections while it runs, by unit.
+  struct Pending {
+    std::vector<std::size_t> hosts;                     // host index
+    std::vector<std::vector<int>> ranks;                // the ranks it carries
+    std::vector<std::optional<SshConnection>> probed;   // find_interfaces' connection
+    std::vector<SshSessionPtr> sessions;
+    std::vector<HostLink::ReadyChannels> ready;
+  };
+  Result<SshSessionPtr> open_unit(std::size_t unit, const Plan& plan);
+
   SshSection options_;
   std::vector<std::unique_ptr<HostLink>> links_;
   std::vector<std::size_t> rank_link_;  // rank -> index into links_
+  Pending pending_;
   // find_interfaces' connection per host name, for prepare's first one there.
   std::unordered_map<std::string, SshConnection> probed_;
   // The ports in use on rank 0's host, read by find_interfaces' shell

@@ -268,7 +268,7 @@ Result<void> connect_and_exchange_keys(ssh_session session, const SshSection& op
   if (how == Step::timed_out || rc != SSH_OK) {
     return fail(ExitCode::launch,
                 fmt::format("cannot connect: {} (is sshd running there? check the name, [ssh] port "
-                            "and connect_timeout; 'ddl hosts --check' tries every host)",
+                            "and connect_timeout)",
                             why));
   }
   return {};

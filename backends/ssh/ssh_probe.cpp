@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-#include "backends/ssh/parallel.hpp"
+#include "src/util/parallel.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_config_scan.hpp"
 #include "backends/ssh/ssh_connect.hpp"

@@ -3,7 +3,7 @@
 
 #include <fmt/core.h>
 
-#include "backends/ssh/parallel.hpp"
+#include "src/util/parallel.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "src/util/text.hpp"
 

@@ -16,8 +16,8 @@
 
 #include <fmt/core.h>
 
-#include "src/collectives/shared_library.hpp"
 #include "src/collectives/transports.hpp"
+#include "src/util/shared_library.hpp"
 
 namespace ddl::coll {
 

@@ -5,7 +5,7 @@
 #include <fmt/core.h>
 
 #include "src/inventory/inventory.hpp"
-#include "src/job/host_filter.hpp"
+#include "src/job/job_host_filter.hpp"
 
 namespace ddl {
 
@@ -111,16 +111,36 @@ Result<Inventory> apply(const Inventory& hosts, std::string_view text, std::stri
   return out;
 }
 
+// The personalities' counts: the first max_hosts hosts, each with
+// slots_each slots (and at most that many of its known GPUs).
+Inventory apply_counts(Inventory hosts, const HostsSection& section) {
+  if (section.max_hosts && hosts.size() > static_cast<std::size_t>(*section.max_hosts)) {
+    hosts.resize(static_cast<std::size_t>(*section.max_hosts));
+  }
+  if (section.slots_each) {
+    for (Host& host : hosts) {
+      host.slots = *section.slots_each;
+      if (host.gpus.size() > static_cast<std::size_t>(host.slots)) {
+        host.gpus.resize(static_cast<std::size_t>(host.slots));
+      }
+    }
+  }
+  return hosts;
+}
+
 } // namespace
 
 Result<Inventory> filter_hosts(Inventory hosts, const HostsSection& section) {
+  Result<Inventory> kept = std::move(hosts);
   if (!section.include.empty()) {
-    return apply(hosts, section.include, "--include", true);
+    kept = apply(*kept, section.include, "--include", true);
+  } else if (!section.exclude.empty()) {
+    kept = apply(*kept, section.exclude, "--exclude", false);
   }
-  if (!section.exclude.empty()) {
-    return apply(hosts, section.exclude, "--exclude", false);
+  if (!kept) {
+    return kept;
   }
-  return hosts;
+  return apply_counts(std::move(*kept), section);
 }
 
 } // namespace ddl

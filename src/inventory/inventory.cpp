@@ -14,7 +14,7 @@ namespace ddl {
 namespace {
 
 Host host_from(const HostSpec& spec, int default_slots, const char* source) {
-  return Host{spec.name, spec.name, spec.slots.value_or(default_slots), {}, source, spec.user, spec.port, spec.labels};
+  return Host{spec.name, spec.name, spec.slots.value_or(default_slots), spec.gpus, source, spec.user, spec.port, spec.labels};
 }
 
 // A host listed again, as mpirun reads "-H a,a,b": its slots add up. Refused
@@ -40,28 +40,22 @@ Result<void> add_repeated_host(Host& first, const Host& again, const JobSpec& jo
 Result<Inventory> list_inventory(const JobSpec& job) {
   Inventory inventory;
   std::unordered_map<std::string, std::size_t> seen;
-  for (const auto& item : job.hosts.list) {
-    auto specs = expand_hostlist(item);
-    if (!specs) {
-      return fail(ExitCode::usage, fmt::format("hosts {}: {}", quote_input(item), specs.error().message));
+  for (const HostSpec& spec : job.hosts.list) {
+    if (auto why = host_name_problem(spec.name)) {
+      return fail(ExitCode::usage, fmt::format("bad host name {}: {}", quote_input(spec.name), *why));
     }
-    for (const auto& spec : *specs) {
-      if (auto why = host_name_problem(spec.name)) {
-        return fail(ExitCode::usage, fmt::format("bad host name {}: {}", quote_input(spec.name), *why));
+    Host host = host_from(spec, job.hosts.slots.value_or(1), "list");
+    if (auto known = seen.find(spec.name); known != seen.end()) {
+      if (auto added = add_repeated_host(inventory[known->second], host, job); !added) {
+        return fail(added.error());
       }
-      Host host = host_from(spec, job.hosts.slots.value_or(1), "list");
-      if (auto known = seen.find(spec.name); known != seen.end()) {
-        if (auto added = add_repeated_host(inventory[known->second], host, job); !added) {
-          return fail(added.error());
-        }
-        continue;
-      }
-      seen.emplace(spec.name, inventory.size());
-      if (inventory.size() == k_max_hosts) {
-        return fail(ExitCode::usage, fmt::format("more than {} hosts", k_max_hosts));
-      }
-      inventory.push_back(std::move(host));
+      continue;
     }
+    seen.emplace(spec.name, inventory.size());
+    if (inventory.size() == k_max_hosts) {
+      return fail(ExitCode::usage, fmt::format("more than {} hosts", k_max_hosts));
+    }
+    inventory.push_back(std::move(host));
   }
   return inventory;
 }
@@ -93,8 +87,8 @@ Inventory local_inventory(const JobSpec& job) {
   for (int g = 0; g < gpus; ++g) {
     host.gpus.push_back(g);
   }
-  if (job.launch.np) {
-    host.slots = *job.launch.np;
+  if (job.launch.np.max) {
+    host.slots = *job.launch.np.max;
   } else if (job.hosts.slots) {
     host.slots = *job.hosts.slots;
   } else if (gpus > 0) {
@@ -105,13 +99,10 @@ Inventory local_inventory(const JobSpec& job) {
 
 } // namespace
 
-std::string login_address(const Host& host) {
-  std::string address = host.address;
-  if (host.port) {
-    address = (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" +
-              std::to_string(*host.port);
-  }
-  return host.user.empty() ? address : host.user + "@" + address;
+std::string login_address(const Host& host) { return format_login(host.user, host.address, host.port); }
+
+HostSpec host_spec_of(const Host& host) {
+  return HostSpec{host.name, host.slots, host.user, host.port, host.labels, host.gpus};
 }
 
 bool inside_slurm_allocation() {

@@ -29,6 +29,9 @@ struct Host {
 // address alone when the host names no user and no port.
 std::string login_address(const Host& host);
 
+// `host` as a host spec: its name, login, slots, labels and GPU ids.
+HostSpec host_spec_of(const Host& host);
+
 using Inventory = std::vector<Host>;
 
 
@@ -39,7 +42,8 @@ Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, const std::s
 // --include / --exclude (HostsSection::include, exclude) applied: DeepSpeed's
 // rules. A host named with slots keeps (include) or loses (exclude) those
 // slot ids, which become its GPUs; one named alone is kept or dropped whole.
-// A name or slot the hosts lack, or no host left, is a usage error.
+// A name or slot the hosts lack, or no host left, is a usage error. Then
+// max_hosts keeps the first hosts and slots_each sets every host's slots.
 Result<Inventory> filter_hosts(Inventory hosts, const HostsSection& section);
 
 // "2(x3),1" -> {2,2,2,1}.

@@ -1,94 +1,67 @@
 // SPDX-License-Identifier: MIT
 #include "src/inventory/run_captured.hpp"
 
-#include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fmt/core.h>
-#include <poll.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "src/util/lifeline.hpp"
 #include "src/util/process.hpp"
+#include "src/util/process_set.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl::inventory_detail {
 
 namespace {
 
-// Reads what is ready on `fd` into `sink` (at most one read beyond the cap,
-// so that the caller sees it was passed); false at EOF.
-bool drain(int fd, std::string& sink) {
-  char buffer[8192];
-  ssize_t got = ::read(fd, buffer, sizeof buffer);
-  if (got < 0 && (errno == EINTR || errno == EAGAIN)) {
-    return true;
+// The helper's output, stdout capped at k_max_output (one read beyond it
+// shows that it was passed).
+class Collected final : public ChildEvents {
+public:
+  explicit Collected(Captured& result) : result_(result) {}
+  void output(OutputStream stream, std::string_view bytes) override {
+    std::string& sink = stream == OutputStream::out ? result_.out : result_.err;
+    if (sink.size() <= k_max_output) {
+      sink.append(bytes);
+    }
+    result_.too_much_output = result_.out.size() > k_max_output;
   }
-  if (got <= 0) {
-    return false;
+  void ended(int wait_status) override {
+    result_.status = wait_status;
+    done = true;
   }
-  if (sink.size() <= k_max_output) {
-    sink.append(buffer, static_cast<std::size_t>(got));
-  }
-  return true;
-}
+  bool done = false;
 
-bool child_exited(pid_t pid) {
-  siginfo_t info{};
-  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-         info.si_pid == pid;
-}
+private:
+  Captured& result_;
+};
 
-// Collects stdout and stderr until the child exits (or the deadline), then
-// kills its process group (anything it left behind) and reaps it.
+// Collects stdout and stderr until the child exits (what its pipes hold
+// then is read), or the deadline, too much output or a stop; its process
+// group (anything it left behind) is killed and it is reaped.
 void supervise(ChildProcess& child, Millis timeout, Captured& result) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + timeout;
-  bool out_open = true;
-  bool err_open = true;
-  bool exited = false;
-  while (true) {
-    if (stop::requested()) {
-      result.stopped = true;
-      break;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Collected collected(result);
+  ProcessSet set;
+  set.add(child, collected, {.kill_group_at_exit = true, .drain_after_exit = Millis{0}});
+  set.watch_fd(stop::fd());
+  bool killed = false;
+  while (!collected.done) {
+    if (!killed) {
+      result.stopped = stop::requested();
+      result.timed_out = !result.stopped && !result.too_much_output && std::chrono::steady_clock::now() >= deadline;
     }
-    pollfd fds[3] = {{out_open ? child.out_fd : -1, POLLIN, 0},
-                     {err_open ? child.err_fd : -1, POLLIN, 0},
-                     {stop::fd(), POLLIN, 0}};
-    // Both pipes closed: the child is exiting, so look again soon.
-    const int ready = ::poll(fds, 3, exited ? 0 : stop::wait_ms(out_open || err_open ? 50 : 1));
-    if (ready > 0 && fds[2].revents != 0) {
-      continue;  // a signal: stop::requested() says so
+    if (!killed && (result.stopped || result.too_much_output || result.timed_out)) {
+      ::kill(-child.pid, SIGKILL);
+      set.close_pipes(child.pid);
+      killed = true;
     }
-    if (ready > 0) {
-      if (out_open && (fds[0].revents & (POLLIN | POLLHUP)) != 0) {
-        out_open = drain(child.out_fd, result.out);
-        if (result.out.size() > k_max_output) {
-          result.too_much_output = true;
-          break;
-        }
-      }
-      if (err_open && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
-        err_open = drain(child.err_fd, result.err);
-      }
-      continue;
-    }
-    if (exited || (!out_open && !err_open && child_exited(child.pid))) {
-      break;
-    }
-    exited = child_exited(child.pid);
-    if (!exited && Clock::now() >= deadline) {
-      result.timed_out = true;
-      break;
-    }
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    set.run_once(stop::wait_ms(static_cast<int>(std::clamp<long long>(left, 0, 50))));
   }
-  ::kill(-child.pid, SIGKILL);
-  while (::waitpid(child.pid, &result.status, 0) < 0 && errno == EINTR) {
-  }
-  close_fd(child.out_fd);
-  close_fd(child.err_fd);
 }
 
 } // namespace

@@ -300,6 +300,31 @@ std::string format_labels(const Labels& labels) {
   return out;
 }
 
+std::string bracket_ipv6(std::string_view host) {
+  return host.find(':') != std::string_view::npos ? "[" + std::string(host) + "]" : std::string(host);
+}
+
+std::string format_login(std::string_view user, std::string_view host, std::optional<int> port) {
+  const std::string address = port ? bracket_ipv6(host) + ":" + std::to_string(*port) : std::string(host);
+  return user.empty() ? address : std::string(user) + "@" + address;
+}
+
+std::string format_host_spec(const HostSpec& spec) {
+  std::string text;
+  if (spec.port) {
+    text = format_login(spec.user, spec.name, spec.port) + ":" + std::to_string(spec.slots.value_or(1));
+  } else {
+    text = (spec.user.empty() ? "" : spec.user + "@") + (spec.slots ? bracket_ipv6(spec.name) : spec.name);
+    if (spec.slots) {
+      text += ":" + std::to_string(*spec.slots);
+    }
+  }
+  if (!spec.labels.empty()) {
+    text += " " + format_labels(spec.labels);
+  }
+  return text;
+}
+
 Result<std::vector<HostSpec>> expand_hostlist(std::string_view text) {
   if (trim(text).empty()) {
     return bad("empty host list");

@@ -26,7 +26,25 @@ struct HostSpec {
   std::string user{};         // "" = [ssh] user or the ssh config's
   std::optional<int> port{};  // empty = [ssh] port or the ssh config's
   Labels labels{};
+  // The host's GPU ids, when known: never written in a list; a sweep's
+  // trial request carries the GPUs of the slots the trial holds.
+  std::vector<int> gpus{};
+  bool operator==(const HostSpec&) const = default;
 };
+
+// "ml@gpu-b:2222:2 rack=r1", "[fe80::1]:4", "gpu-a": the one way a host
+// spec is written back as text, which expand_hostlist reads as `spec`
+// (gpus aside). A port is written with its slots, as the syntax has it (1
+// when none is known).
+std::string format_host_spec(const HostSpec& spec);
+
+// "[fe80::1]" for an IPv6 address, a name or IPv4 address as it is: a host
+// before ":port".
+std::string bracket_ipv6(std::string_view host);
+
+// "ml@10.0.0.5:2222", "[fe80::1]:2222" (brackets around an IPv6 address
+// with a port), or `host` alone: what ssh is told to reach.
+std::string format_login(std::string_view user, std::string_view host, std::optional<int> port);
 
 // Adds the label `word` ("key=value": key of [A-Za-z0-9._/-], not empty;
 // value of the same characters, may be empty) to `labels`; the reason

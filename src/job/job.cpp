@@ -22,7 +22,7 @@ std::string default_name(const std::string& origin) {
   return stem.empty() ? "ddl" : stem;
 }
 
-Result<std::string> read_job_file(const std::string& path) {
+Result<std::string> read_job_text(const std::string& path) {
   auto problem = [&path](std::string_view what) {
     return fail(ExitCode::usage, fmt::format("{}: {}", path, what));
   };
@@ -84,6 +84,8 @@ Result<JobSpec> build_job(const std::string_view* text, const std::string& origi
 
 } // namespace
 
+Result<std::string> read_job_file(const std::string& path) { return read_job_text(path); }
+
 Result<JobSpec> parse_job(std::string_view text, const std::string& origin,
                           const Overrides& overrides) {
   return build_job(&text, origin, overrides);
@@ -93,7 +95,7 @@ Result<JobSpec> load_job(const std::string& path, const Overrides& overrides) {
   if (path.empty()) {
     return build_job(nullptr, path, overrides);
   }
-  auto text = read_job_file(path);
+  auto text = read_job_text(path);
   if (!text) {
     return fail(text.error());
   }
@@ -103,7 +105,7 @@ Result<JobSpec> load_job(const std::string& path, const Overrides& overrides) {
 
 Result<void> require_command(const JobSpec& job) {
   if (job.command.empty()) {
-    return fail(ExitCode::usage, "no command: give one in [job] command or after --");
+    return fail(ExitCode::usage, "no command: give one in [job] command, or after the options: ddl run [JOB] [options] PROGRAM [args]");
   }
   return {};
 }

@@ -30,7 +30,7 @@ enum class SlurmHosts { automatic, on, off };
 enum class Framework { torch, tensorflow, horovod, jax, mpi };
 
 struct HostsSection {
-  std::vector<std::string> list;  // hostlist specs, e.g. "node[01-04]:8"
+  std::vector<HostSpec> list;     // hostlist specs ("node[01-04]:8") expanded, in order
   std::string hostfile;           // OpenMPI/DeepSpeed or MPICH form
   SlurmHosts slurm = SlurmHosts::automatic;  // read SLURM_JOB_NODELIST and friends
   std::string discovery_script;   // prints host[:slots] lines
@@ -40,6 +40,18 @@ struct HostsSection {
   std::string include;            // --include "host1:0,1@host2" (DeepSpeed's form)
   std::string exclude;            // --exclude, the same form
   bool show_labels = false;       // not a key: `ddl hosts` reads labels that cost a call, to show them
+  // Not keys: what the personalities (src/persona) ask of the hosts found.
+  std::optional<int> max_hosts;   // only the first N hosts (torchrun's --nnodes, DeepSpeed's --num_nodes)
+  std::optional<int> slots_each;  // every host runs N ranks, whatever its source says (--nproc-per-node, -N)
+};
+
+// How many ranks: [launch] np and min_np, or --np N (the most) or MIN:MAX.
+// Elastic restarts (min set): a lost host is left out and the gang
+// restarts on the hosts left when they still have `min` slots.
+struct NpRange {
+  std::optional<int> max;         // np; nullopt: the sum of the slots
+  std::optional<int> min;         // min_np; nullopt: not elastic (a plain np is MIN = MAX)
+  bool elastic() const { return min.has_value(); }
 };
 
 // [launch] bind (issue 31): each local rank pinned to its share of the
@@ -48,17 +60,17 @@ enum class CpuBind { none, core, numa, gpu };
 
 struct LaunchSection {
   BackendKind backend = BackendKind::automatic;
-  std::optional<int> np;          // default: sum of slots; with min_np the most
+  NpRange np;
   bool bind_gpus = true;
-  // Elastic restarts (min_np set): a lost host is left out and the gang
-  // restarts on the hosts left when they still have min_np slots.
-  std::optional<int> min_np;
   std::optional<int> max_host_losses;  // nullopt: min_np is the only limit
   int host_failures = 0;          // a host whose ranks fail this often is lost; 0: never
   std::vector<int> restart_on;    // non-empty: only these exit codes restart
   std::vector<int> fail_on;       // these exit codes never restart
   Millis backoff{0};              // before restart N: backoff * 2^(N-1), at most 1 min
   CpuBind bind = CpuBind::none;   // bind and --bind: each rank pinned to its CPUs
+  // Not a key: every rank sees all of its host's slot ids in
+  // CUDA_VISIBLE_DEVICES and picks its own by LOCAL_RANK (DeepSpeed's way).
+  bool host_gpus = false;
 };
 
 // [placement]: which hosts get ranks and in what order (src/plan/placement.hpp).
@@ -92,6 +104,12 @@ struct KubernetesSection {
 struct SlurmSection {
   std::vector<std::string> srun_args;  // passed to srun before ddl's own options
   std::string partition;               // not used: ddl requests no allocation (error)
+};
+
+// mpirun's own options, given to the mpirun backend's mpirun (`ddl mpirun`'s
+// --mca, --bind-to, ...; DESIGN's [mpirun] args).
+struct MpirunSection {
+  std::vector<std::string> args;
 };
 
 struct RendezvousSection {
@@ -161,6 +179,7 @@ struct JobSpec {
   std::vector<std::string> command;
   bool command_is_shell = false;  // true: command[0] is run by /bin/sh -c
   std::string workdir;            // default: the launcher's cwd
+  std::string python = "python3"; // the interpreter the personalities run scripts with
   EnvList env;                    // [job] env, then -x (which also stays in env_cli)
   std::vector<std::string> env_pass;  // names or NAME_* globs
   // The team's environment (issue 31); a rank's env is [job] env, then
@@ -191,6 +210,7 @@ struct JobSpec {
   SshSection ssh;
   KubernetesSection kubernetes;
   SlurmSection slurm;
+  MpirunSection mpirun;
   RendezvousSection rendezvous;
   TorchSection torch;
   TensorflowSection tensorflow;
@@ -212,10 +232,9 @@ struct Overrides {
   std::optional<std::string> hostfile;
   bool slurm = false;                      // --slurm: the Slurm allocation
   std::optional<std::string> backend;      // validated like the file's key
-  std::optional<int> np;
   std::optional<std::string> include;      // --include host1:0,1@host2
   std::optional<std::string> exclude;      // --exclude
-  std::optional<std::string> np_range;     // --np: "N" or "MIN:MAX" (elastic)
+  std::optional<std::string> np;           // --np: "N" or "MIN:MAX" (elastic), read into JobSpec::launch.np
   std::optional<std::string> timeout;      // duration text
   std::optional<int> max_restarts;
   std::optional<std::string> log_dir;
@@ -229,6 +248,8 @@ struct Overrides {
   std::optional<std::string> env_file;     // --env-file FILE
   std::optional<std::string> bind;         // --bind none|core|numa|gpu
   std::vector<std::string> command;        // after --
+  std::optional<std::string> name;         // --name (default: the job file's stem)
+  std::optional<std::string> ssh_config;   // -F/--ssh-config FILE ([ssh] config)
 };
 
 
@@ -236,6 +257,10 @@ struct Overrides {
 // `overrides`, and reports every problem at once, one per line, as
 // "FILE:LINE:COL: message". Errors have ExitCode::usage.
 Result<JobSpec> load_job(const std::string& path, const Overrides& overrides);
+
+// The job file's text as load_job reads it (size-capped; errors name `path`
+// and have ExitCode::usage): what `ddl sweep` keeps as its snapshot.
+Result<std::string> read_job_file(const std::string& path);
 
 // The same from text already in memory (`origin` names it in messages).
 Result<JobSpec> parse_job(std::string_view text, const std::string& origin,
@@ -250,6 +275,9 @@ std::optional<std::string> host_name_problem(std::string_view name);
 // For run and bench: an error when `job` has no command (neither [job] command
 // nor words after "--"). Loading does not require one: render and hosts don't.
 Result<void> require_command(const JobSpec& job);
+
+// Whether `framework` is among the job's frameworks.
+bool uses_framework(const JobSpec& job, Framework framework);
 
 std::string_view to_string(BackendKind kind);
 std::string_view to_string(Framework framework);

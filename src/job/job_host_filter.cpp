@@ -2,7 +2,7 @@
 // --include / --exclude syntax (DeepSpeed's launcher): "host1:0,1@host2".
 #include <fmt/core.h>
 
-#include "src/job/host_filter.hpp"
+#include "src/job/job_host_filter.hpp"
 #include "src/job/hostlist.hpp"
 #include "src/job/limits.hpp"
 #include "src/util/text.hpp"

@@ -14,7 +14,7 @@
 
 #include <fmt/core.h>
 
-#include "src/job/host_filter.hpp"
+#include "src/job/job_host_filter.hpp"
 #include "src/job/job_reader.hpp"
 
 namespace ddl::job_detail {
@@ -65,11 +65,12 @@ void read_host_spec(const Section& s, const toml::node& item, std::string_view l
                                   type_phrase(item.type())));
     return;
   }
-  if (auto problem = host_spec_problem(spec->get())) {
-    s.diag().at(item, fmt::format("hosts.list: {}", *problem));
+  auto hosts = expand_checked_hosts(spec->get());
+  if (!hosts) {
+    s.diag().at(item, fmt::format("hosts.list: {}", hosts.error().message));
     return;
   }
-  job.hosts.list.push_back(spec->get());
+  job.hosts.list.insert(job.hosts.list.end(), hosts->begin(), hosts->end());
 }
 
 void read_list(const Section& s, JobSpec& job) {
@@ -190,15 +191,17 @@ void apply_host_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places
   if (o.slurm && (!o.hosts.empty() || o.hostfile)) {
     diag.option(fmt::format("--slurm: cannot be combined with {}", o.hosts.empty() ? "--hostfile" : "--hosts"));
   }
+  job.hosts.list.clear();
   for (const std::string& spec : o.hosts) {
-    if (auto problem = host_spec_problem(spec)) {
-      diag.option("--hosts: " + *problem);
+    if (auto hosts = expand_checked_hosts(spec); !hosts) {
+      diag.option("--hosts: " + hosts.error().message);
+    } else {
+      job.hosts.list.insert(job.hosts.list.end(), hosts->begin(), hosts->end());
     }
   }
   if (o.hostfile && o.hostfile->empty()) {
     diag.option("--hostfile: must not be empty");
   }
-  job.hosts.list = o.hosts;
   job.hosts.hostfile = o.hosts.empty() ? o.hostfile.value_or("") : "";
   job.hosts.slurm = o.slurm ? SlurmHosts::on : SlurmHosts::off;
   job.hosts.discovery_script.clear();
@@ -260,16 +263,7 @@ void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Dia
     }
   }
   if (o.np) {
-    if (*o.np < 1) {
-      diag.option("--np: must be at least 1");
-    } else if (*o.np > k_max_world_size) {
-      diag.option(fmt::format("--np: {} is above ddl's limit of {} ranks", *o.np, k_max_world_size));
-    } else {
-      job.launch.np = *o.np;
-    }
-  }
-  if (o.np_range) {
-    apply_np_range(*o.np_range, job, diag);
+    apply_np_range(*o.np, job, diag);
   }
   if (o.timeout) {
     auto timeout = parse_duration(*o.timeout);
@@ -290,6 +284,22 @@ void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Dia
   }
   if (o.log_dir) {
     job.log_dir = *o.log_dir;
+  }
+  if (o.name) {
+    if (o.name->empty()) {
+      diag.option("--name: must not be empty");
+    } else {
+      job.name = *o.name;
+    }
+  }
+  if (o.ssh_config) {
+    if (o.ssh_config->empty()) {
+      diag.option("--ssh-config: must not be empty (\"none\" skips the OpenSSH config)");
+    } else if (auto problem = *o.ssh_config == "none" ? std::nullopt : hostfile_problem(*o.ssh_config)) {
+      diag.option("--ssh-config: " + *problem);  // as ssh -F: a file named on the command line must be there
+    } else {
+      job.ssh.config = *o.ssh_config;
+    }
   }
   if (o.strict_logs) {
     job.strict_logs = true;

@@ -92,7 +92,7 @@ void read_placement(const Section& s, JobSpec& job) {
 void read_elastic(const Section& s, JobSpec& job) {
   int value = 0;
   if (s.read_int("min_np", value, 1, k_max_world_size)) {
-    job.launch.min_np = value;
+    job.launch.np.min = value;
   }
   if (s.read_int("max_host_losses", value, 0, INT_MAX)) {
     job.launch.max_host_losses = value;
@@ -101,9 +101,9 @@ void read_elastic(const Section& s, JobSpec& job) {
   read_codes(s, "restart_on", job.launch.restart_on);
   read_codes(s, "fail_on", job.launch.fail_on);
   s.read_duration("backoff", job.launch.backoff, true);
-  if (job.launch.min_np && job.launch.np && *job.launch.min_np > *job.launch.np) {
+  if (job.launch.np.min && job.launch.np.max && *job.launch.np.min > *job.launch.np.max) {
     s.diag().at(*s.node("min_np"),
-                fmt::format("launch.min_np: {} is more than launch.np {}", *job.launch.min_np, *job.launch.np));
+                fmt::format("launch.min_np: {} is more than launch.np {}", *job.launch.np.min, *job.launch.np.max));
   }
 }
 
@@ -120,11 +120,11 @@ void apply_np_range(const std::string& text, JobSpec& job, Diagnostics& diag) {
   } else if (*low > *high) {
     diag.option(fmt::format("--np: the least ({}) is more than the most ({})", *low, *high));
   } else {
-    job.launch.np = static_cast<int>(*high);
+    job.launch.np.max = static_cast<int>(*high);
     if (colon != std::string::npos) {
-      job.launch.min_np = static_cast<int>(*low);
-    } else if (job.launch.min_np && *job.launch.min_np > *high) {
-      diag.option(fmt::format("--np: {} is less than launch.min_np {}", *high, *job.launch.min_np));
+      job.launch.np.min = static_cast<int>(*low);
+    } else if (job.launch.np.min && *job.launch.np.min > *high) {
+      diag.option(fmt::format("--np: {} is less than launch.min_np {}", *high, *job.launch.np.min));
     }
   }
 }

@@ -68,7 +68,7 @@ const std::vector<std::string>& section_names() {
 
 const std::vector<std::string>& section_keys(std::string_view section) {
   static const std::map<std::string, std::vector<std::string>, std::less<>> keys = {
-      {"job", {"name", "command", "workdir", "env", "env_pass", "frameworks", "timeout",
+      {"job", {"name", "command", "workdir", "python", "env", "env_pass", "frameworks", "timeout",
                "max_restarts", "grace", "log_dir", "strict_logs", "output_ranks", "prefix", "timestamps",
                "split_logs", "fold", "stop_signal", "checkpoint_signal", "checkpoint_grace", "requeue_exit_code",
                "setup", "env_file"}},
@@ -254,17 +254,17 @@ std::string choice_problem(std::string_view value, const std::vector<std::string
   return message;
 }
 
-std::optional<std::string> host_spec_problem(std::string_view spec) {
+Result<std::vector<HostSpec>> expand_checked_hosts(std::string_view spec) {
   auto hosts = expand_hostlist(spec);
   if (!hosts) {
-    return hosts.error().message;
+    return hosts;
   }
   for (const HostSpec& host : *hosts) {
     if (auto why = host_name_problem(host.name)) {
-      return fmt::format("bad host name {}: {}", quote_input(host.name), *why);
+      return fail(ExitCode::usage, fmt::format("bad host name {}: {}", quote_input(host.name), *why));
     }
   }
-  return std::nullopt;
+  return hosts;
 }
 
 } // namespace ddl::job_detail

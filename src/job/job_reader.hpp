@@ -87,9 +87,9 @@ std::string range_message(long long min, long long max);
 std::string duration_problem(std::string_view text);
 // "'x' is not one of a, b, c; did you mean 'y'?"
 std::string choice_problem(std::string_view value, const std::vector<std::string>& choices);
-// "bad host name 'x': <why>" for the first bad name `specs` expand to, or the
-// hostlist's own error.
-std::optional<std::string> host_spec_problem(std::string_view spec);
+// The hosts `spec` expands to; the error: "bad host name 'x': <why>" for the
+// first bad name, or the hostlist's own error.
+Result<std::vector<HostSpec>> expand_checked_hosts(std::string_view spec);
 
 // Where host-source files named in the job file were given (for messages).
 struct SourcePlaces {

@@ -116,6 +116,10 @@ void read_job(const Section& s, const std::string& origin, JobSpec& job, SourceP
   }
   read_command(s, job);
   s.read_string("workdir", job.workdir);
+  if (s.read_string("python", job.python) && job.python.empty()) {
+    s.diag().at(*s.node("python"), "job.python: must not be empty");
+    job.python = "python3";
+  }
   read_env(s, job);
   read_string_array(s, "env_pass", [&](const toml::node& item, const std::string& pattern) {
     if (is_env_pattern(pattern)) {
@@ -231,7 +235,7 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   }
   int np = 0;
   if (launch.read_int("np", np, 1, k_max_world_size)) {
-    job.launch.np = np;
+    job.launch.np.max = np;
   }
   launch.read_bool("bind_gpus", job.launch.bind_gpus);
   read_bind(launch, job);
@@ -285,8 +289,9 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
 
   Section torch(table("torch"), "torch", diag);
   torch.read_int("master_port", job.torch.master_port, 0, 65535);
-  const bool jax = std::ranges::find(job.frameworks, Framework::jax) != job.frameworks.end();
-  if (jax && job.torch.master_port == 65535) {
+  // JAX's coordinator takes master_port + 1 (src/render/frameworks/jax.hpp);
+  // refused here, where the key has its place in the file.
+  if (uses_framework(job, Framework::jax) && job.torch.master_port == 65535) {
     diag.at(*torch.node("master_port"),
             "torch.master_port: 65535 leaves no port for JAX's coordinator (master_port + 1); "
             "use at most 65534, or 0 for a free one");

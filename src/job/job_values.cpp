@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Small value types of the job file: durations, names, enumerations.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -46,6 +47,10 @@ std::string_view to_string(BackendKind kind) {
   case BackendKind::slurm: return "slurm";
   }
   return "local";
+}
+
+bool uses_framework(const JobSpec& job, Framework framework) {
+  return std::find(job.frameworks.begin(), job.frameworks.end(), framework) != job.frameworks.end();
 }
 
 std::string_view to_string(Framework framework) {

@@ -49,7 +49,7 @@ std::vector<HostTopology> Backend::read_topology(const Inventory& hosts) {
 
 std::string Backend::ddl_path() const { return own_executable_path(); }
 
-std::string Backend::dry_run_text(std::span<const RankLaunch> /*launches*/) const { return {}; }
+std::string Backend::dry_run_text(std::span<const RankLaunch> /*launches*/) { return {}; }
 
 bool Backend::dump_stacks(int) { return false; }
 

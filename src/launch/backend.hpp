@@ -42,6 +42,15 @@ public:
   virtual void exited(int rank, const RankExit& how) = 0;
 };
 
+// What Backend::start did with a gang: launches [0, started) run, and each
+// of them reports its end through RankEvents; when fewer than all started,
+// `error` says why launch `started` did not: a launch error (ExitCode::launch),
+// or stop::error() when Ctrl-C or the job's deadline came before it.
+struct GangStart {
+  std::size_t started = 0;
+  std::optional<Error> error;
+};
+
 // What `hosts --check` reports per host.
 struct HostCheck {
   bool reachable = false;
@@ -50,10 +59,14 @@ struct HostCheck {
   std::string error;             // "" when all is well
 };
 
-// One way to start a gang (local, ssh, kubernetes, mpirun). Backends see the
-// rendered launches (argv, env, workdir per rank), never the job file; what
-// they are asked besides launching has a default here, so that the callers
-// never test which backend they hold.
+// One way to start a gang (local, ssh, kubernetes, mpirun, slurm). Backends
+// see the rendered launches (argv, env, workdir per rank), never the job
+// file; what they are asked besides launching has a default here, so that the
+// callers never test which backend they hold. The gang is launched and
+// signalled as a whole (PRRTE's plm: spawn(job), signal_job); two skeletons
+// implement that part: backends/per_rank_backend.hpp for backends that start
+// each rank themselves, backends/launcher_backend.hpp for those that hand the
+// gang to a launcher (mpirun, srun).
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -113,17 +126,20 @@ public:
   // The ddl binary that ranks run (`ddl bench` workers). Default: this one.
   virtual std::string ddl_path() const;
   // What `run --dry-run` prints after the plan table. Default: nothing.
-  virtual std::string dry_run_text(std::span<const RankLaunch> launches) const;
+  virtual std::string dry_run_text(std::span<const RankLaunch> launches);
 
   // Reaches every host before any rank starts and checks what attempt 0's
   // `launches` need there (workdir, argv[0]); reports every unreachable
   // host, auth failure, key mismatch or missing command at once
   // (ExitCode::launch).
   virtual Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) = 0;
-  // Starts one rank; its output and end arrive through `events`.
-  virtual Result<void> start(const RankLaunch& launch, RankEvents& events) = 0;
-  // Sends `signo` to the rank's whole process group, wherever it runs.
-  virtual void signal(int rank, int signo) = 0;
+  // Starts the gang: `launches` in rank order (every rank of the plan, as
+  // built for this attempt). Their output and ends arrive through `events`.
+  virtual GangStart start(std::span<const RankLaunch> launches, RankEvents& events) = 0;
+  // Sends `signo` once to every rank of the gang still running (each rank's
+  // whole process group, wherever it runs). Every call is delivered: two
+  // calls send the signal twice.
+  virtual void signal_all(int signo) = 0;
   // The watchdog's py-spy dump: asks the rank's host to write
   // `py-spy dump --pid PID` of the rank onto the rank's own stderr (or a
   // line saying py-spy is not installed there), in the background. False

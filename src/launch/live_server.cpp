@@ -22,6 +22,7 @@
 #include "src/launch/output.hpp"
 #include "src/util/json.hpp"
 #include "src/util/runtime_dir.hpp"
+#include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 
@@ -119,16 +120,7 @@ int parse_signal(std::string_view text) {
   if (auto number = parse_int(name)) {
     return *number >= 1 && *number <= SIGRTMAX ? static_cast<int>(*number) : 0;
   }
-  if (name.starts_with("SIG")) {
-    name.erase(0, 3);
-  }
-  for (int signo = 1; signo < NSIG; ++signo) {
-    const char* abbrev = ::sigabbrev_np(signo);
-    if (abbrev != nullptr && name == abbrev) {
-      return signo;
-    }
-  }
-  return 0;
+  return signal_number(name).value_or(0);
 }
 
 Result<std::unique_ptr<LiveServer>> LiveServer::start(LiveJobInfo info) {

@@ -16,57 +16,14 @@
 
 #include <fmt/core.h>
 
+#include "src/util/file.hpp"
 #include "src/util/json.hpp"
+#include "src/util/rank_logs.hpp"
+#include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl {
-
-bool write_fully(int fd, std::string_view a, std::string_view b, std::string_view c) {
-  std::array<std::string_view, 3> parts{a, b, c};
-  std::size_t first = 0;
-  while (true) {
-    std::array<iovec, 3> iov{};
-    int count = 0;
-    for (std::size_t i = first; i < parts.size(); ++i) {
-      if (!parts[i].empty()) {
-        iov[static_cast<std::size_t>(count)].iov_base = const_cast<char*>(parts[i].data());
-        iov[static_cast<std::size_t>(count)].iov_len = parts[i].size();
-        ++count;
-      }
-    }
-    if (count == 0) {
-      return true;
-    }
-    ssize_t written = ::writev(fd, iov.data(), count);
-    if (written < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      if (errno == EAGAIN) {  // someone made our stdout non-blocking
-        pollfd wait{fd, POLLOUT, 0};
-        ::poll(&wait, 1, 100);
-        continue;
-      }
-      return false;
-    }
-    auto left = static_cast<std::size_t>(written);
-    for (std::size_t i = first; i < parts.size(); ++i) {
-      std::size_t take = std::min(left, parts[i].size());
-      parts[i].remove_prefix(take);
-      left -= take;
-      if (parts[i].empty()) {
-        first = i + 1;
-      } else {
-        break;
-      }
-    }
-  }
-}
-
-std::string signal_name(int signo) {
-  const char* abbrev = ::sigabbrev_np(signo);
-  return abbrev != nullptr ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", signo);
-}
 
 std::string describe_exit(const RankExit& how) {
   if (!how.launch_error.empty()) {
@@ -76,17 +33,6 @@ std::string describe_exit(const RankExit& how) {
     return signal_name(how.signal);
   }
   return fmt::format("exit code {}", how.code);
-}
-
-std::string event_time_now() {
-  auto now = std::chrono::system_clock::now();
-  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t seconds = static_cast<std::time_t>(millis / 1000);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  std::array<char, 32> text{};
-  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%S", &utc);
-  return fmt::format("{}.{:03}Z", text.data(), millis % 1000);
 }
 
 Output::Output(OutputOptions options)
@@ -137,11 +83,8 @@ Result<void> Output::begin_attempt(int attempt, int world_size) {
 Result<void> Output::open_logs(int attempt, int world_size) {
   std::lock_guard lock(mutex_);
   for (int rank = 0; rank < world_size; ++rank) {
-    std::string base = fmt::format("{}/rank-{}.attempt-{}", options_.log_dir, rank, attempt);
-    std::array<std::string, 2> paths{base + ".log", base + ".log"};
-    if (options_.split_logs) {
-      paths = {base + ".stdout.log", base + ".stderr.log"};
-    }
+    const auto files = rank_output_logs(options_.log_dir, rank, attempt, options_.split_logs);
+    std::array<std::string, 2> paths{files.front(), files.back()};
     log_fds_.push_back({-1, -1});
     log_paths_.push_back(paths);
     for (std::size_t s = 0; s < 2; ++s) {
@@ -394,6 +337,9 @@ std::string excluded_text(const std::vector<LeftOutHost>& hosts) {
 } // namespace
 
 void Output::summary(const JobSummary& summary) {
+  if (options_.on_summary) {
+    options_.on_summary(summary);
+  }
   if (!options_.json) {
     if (!summary.excluded_hosts.empty()) {
       write_err(fmt::format("ddl: excluded host{}: {}\n", summary.excluded_hosts.size() == 1 ? "" : "s",
@@ -466,32 +412,5 @@ void Output::write_log(int rank, Stream stream, std::string_view text, std::stri
   }
 }
 
-std::string valid_utf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    auto lead = static_cast<unsigned char>(text[i]);
-    std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
-    bool ok = length > 0 && i + length <= text.size();
-    for (std::size_t k = 1; ok && k < length; ++k) {
-      ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    }
-    if (ok && length > 1) {
-      // Overlong forms, surrogates and code points above U+10FFFF.
-      auto second = static_cast<unsigned char>(text[i + 1]);
-      ok = !(lead == 0xC0 || lead == 0xC1 || (lead == 0xE0 && second < 0xA0) || (lead == 0xED && second >= 0xA0) ||
-             (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second >= 0x90) || lead > 0xF4);
-    }
-    if (ok) {
-      out.append(text.substr(i, length));
-      i += length;
-    } else {
-      out.append("\xEF\xBF\xBD");  // U+FFFD
-      ++i;
-    }
-  }
-  return out;
-}
 
 } // namespace ddl

@@ -32,6 +32,8 @@ struct RankLabel {
 // what `ddl logs` serves. Called from the threads that deliver output.
 using LineTap = std::function<void(int rank, Stream stream, std::string_view text, LineEnd end)>;
 
+struct JobSummary;
+
 struct OutputOptions {
   bool json = false;        // JSON Lines events on stdout instead of tagged text
   std::string log_dir;      // also one file per rank and attempt when set
@@ -43,6 +45,9 @@ struct OutputOptions {
   bool fold = false;         // FoldBuffer: identical whole outputs once, at each attempt's end
   std::vector<RankLabel> labels;  // per rank; the supervisor fills it from the plan
   LineTap tap;
+  // Told the job's summary as it is reported (a sweep's trial writes it to
+  // its result.json).
+  std::function<void(const JobSummary&)> on_summary;
   int stdout_fd = 1;
   int stderr_fd = 2;
   // Replaced by "[redacted]" in rank output that ddl prints, logs and sends
@@ -151,16 +156,7 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
 // of a secret: what a piece cut at the line cap must hold back.
 std::size_t secret_start_at_end(std::string_view text, const std::vector<std::string>& secrets);
 
-// "SIGKILL" for 9; "signal N" when unknown.
-std::string signal_name(int signo);
 // "exit code 3" or "SIGKILL".
 std::string describe_exit(const RankExit& how);
-// ISO 8601 UTC with milliseconds, for JSON events.
-std::string event_time_now();
-// `text` with every invalid UTF-8 byte replaced by U+FFFD (JSON needs UTF-8).
-std::string valid_utf8(std::string_view text);
-// Writes all of the buffers with one writev (repeated on partial writes).
-// False on error (errno is kept: EPIPE when the reader went away).
-bool write_fully(int fd, std::string_view a, std::string_view b = {}, std::string_view c = {});
 
 } // namespace ddl

@@ -9,7 +9,7 @@
 #include <utility>
 
 
-#include "src/launch/output.hpp"
+#include "src/util/file.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl {

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "src/util/duration.hpp"
+#include "src/util/signal_names.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -142,6 +143,11 @@ std::string elastic_restart_message(const RankLaunch& launch, const FirstFailure
 
 std::string timeout_message(Millis timeout) {
   return fmt::format("ddl: error: timed out after {}\n", format_duration(timeout));
+}
+
+std::string interrupted_message(int signo, int ranks) {
+  return fmt::format("ddl: interrupted by {}: stopped {} (exit {})\n", signal_name(signo),
+                     ranks == 1 ? "the rank" : fmt::format("the {} ranks", ranks), 128 + signo);
 }
 
 std::string format_elapsed(double seconds) {

@@ -67,6 +67,10 @@ std::string elastic_restart_message(const RankLaunch& launch, const FirstFailure
 // "ddl: error: timed out after 2h".
 std::string timeout_message(Millis timeout);
 
+// "ddl: interrupted by SIGINT: stopped the 4 ranks (exit 130)\n": the one
+// line when a signal to ddl (Ctrl-C) ends the job, as torchrun prints one.
+std::string interrupted_message(int signo, int ranks);
+
 // "0.52s", "12.3s", "5m12s", "1h02m".
 std::string format_elapsed(double seconds);
 

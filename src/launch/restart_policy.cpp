@@ -18,7 +18,7 @@ bool contains(const std::vector<int>& codes, int code) { return std::ranges::fin
 RestartRules restart_rules(const JobSpec& job, int max_restarts) {
   RestartRules rules;
   rules.max_restarts = max_restarts;
-  rules.min_np = job.launch.min_np;
+  rules.min_np = job.launch.np.min;
   rules.max_host_losses = job.launch.max_host_losses;
   rules.host_failures = job.launch.host_failures;
   rules.restart_on = job.launch.restart_on;

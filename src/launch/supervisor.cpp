@@ -14,7 +14,8 @@
 #include <fmt/core.h>
 
 #include "src/util/duration.hpp"
-
+#include "src/util/file.hpp"
+#include "src/util/phase_timer.hpp"
 #include "src/util/rank_list.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
@@ -67,6 +68,10 @@ private:
   void end_phase(std::optional<SteadyClock::time_point>& phase);
   void signal_running(int signo);
   int timeout_ms() const;
+  // "run", or "run (attempt 2)" after a restart.
+  std::string phase_name(std::string_view phase) const {
+    return gang_.attempt() == 0 ? std::string(phase) : fmt::format("{} (attempt {})", phase, gang_.attempt());
+  }
 
   Backend& backend_;
   Output& output_;
@@ -83,9 +88,21 @@ private:
   std::size_t running_ = 0;
 };
 
+// Phases (-v): start, run until the gang is told to stop (or ends by
+// itself), stop until every rank is gone.
 void Attempt::run() {
-  start_ranks();
+  {
+    PhaseTimer starting(phase_name("start"));
+    start_ranks();
+  }
+  std::optional<PhaseTimer> running;
+  std::optional<PhaseTimer> stopping;
+  running.emplace(phase_name("run"));
   while (running_ > 0) {
+    if (reason != StopReason::none && !stopping) {
+      running.reset();
+      stopping.emplace(phase_name("stop"));
+    }
     const int asked_fd = options_.rank_signals != nullptr ? options_.rank_signals->fd() : -1;
     std::array<pollfd, 4> fds{{{SignalPipe::fd(), POLLIN, 0},
                                {gang_.wake_fd(), POLLIN, 0},
@@ -104,25 +121,31 @@ void Attempt::run() {
     handle_exits();
     check_deadlines();
   }
+  if (reason != StopReason::none && !stopping) {
+    running.reset();
+    stopping.emplace(phase_name("stop"));
+  }
 }
 
+// The gang as a whole; the ranks it did not start count as gone. Ctrl-C or
+// the deadline before a rank stops the attempt as it would later; a rank
+// that cannot start is a launch error.
 void Attempt::start_ranks() {
-  for (const auto& launch : gang_.launches()) {
-    if (stop::requested()) {  // never a rank after a Ctrl-C or the deadline
-      handle_signals();
-      check_deadlines();
-    }
-    if (reason != StopReason::none) {
-      exited_[static_cast<std::size_t>(launch.rank)] = true;
-      continue;
-    }
-    if (auto started = backend_.start(launch, gang_); !started) {
-      exited_[static_cast<std::size_t>(launch.rank)] = true;
-      launch_error = started.error();
-      stop(StopReason::launch_error, SIGTERM);
-      continue;
-    }
-    ++running_;
+  GangStart start = backend_.start(gang_.launches(), gang_);
+  running_ = start.started;
+  for (std::size_t rank = start.started; rank < exited_.size(); ++rank) {
+    exited_[rank] = true;
+  }
+  if (!start.error) {
+    return;
+  }
+  if (stop::is_stop_error(*start.error)) {
+    handle_signals();
+    check_deadlines();
+  }
+  if (reason == StopReason::none) {
+    launch_error = *start.error;
+    stop(StopReason::launch_error, SIGTERM);
   }
 }
 
@@ -251,16 +274,18 @@ void Attempt::begin_dump(Hang found) {
   reason = StopReason::stalled;
   const bool py_spy = options_.hang.dump_signal == 0;
   output_.message(hang_announcement(options_.hang, found,
-                                    py_spy ? "py-spy dump" : signal_text(options_.hang.dump_signal)));
+                                    py_spy ? "py-spy dump" : signal_name(options_.hang.dump_signal)));
   options_.progress->start_evidence();
   dumped_.assign(exited_.size(), false);
+  if (!py_spy) {
+    signal_running(options_.hang.dump_signal);
+  }
   std::vector<int> undumpable;
   for (std::size_t rank = 0; rank < exited_.size(); ++rank) {
     if (exited_[rank]) {
       continue;
     }
     if (!py_spy) {
-      backend_.signal(static_cast<int>(rank), options_.hang.dump_signal);
       dumped_[rank] = true;
     } else if (backend_.dump_stacks(static_cast<int>(rank))) {
       dumped_[rank] = true;
@@ -314,7 +339,7 @@ void Attempt::stop_with_checkpoint(StopReason why) {
   checkpoint_deadline_ = SteadyClock::now() + options_.stop.checkpoint_grace;
   output_.message(fmt::format("ddl: sent {} (job.checkpoint_signal) to every rank; {} follows in {} unless they "
                               "exit\n",
-                              signal_text(checkpoint), signal_text(options_.stop.stop_signal),
+                              signal_name(checkpoint), signal_name(options_.stop.stop_signal),
                               format_duration(options_.stop.checkpoint_grace)));
 }
 
@@ -331,13 +356,12 @@ void Attempt::stop(StopReason why, int signo) {
   kill_deadline_ = SteadyClock::now() + options_.grace;
 }
 
-// Forwards `signo` to every rank still running: the one path of every
-// signal to the ranks (ddl's own SIGINT/SIGTERM/SIGHUP, `ddl signal`, stops).
+// Forwards `signo` to every rank still running, once: the one path of
+// every signal to the ranks (ddl's own SIGINT/SIGTERM/SIGHUP, `ddl signal`,
+// stops, the watchdog's dump signal).
 void Attempt::signal_running(int signo) {
-  for (const auto& launch : gang_.launches()) {
-    if (!exited_[static_cast<std::size_t>(launch.rank)]) {
-      backend_.signal(launch.rank, signo);
-    }
+  if (running_ > 0) {
+    backend_.signal_all(signo);
   }
 }
 
@@ -385,6 +409,8 @@ void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int att
                                    end.rank_error));
   } else if (end.reason == StopReason::timeout) {
     output.message(timeout_message(*options.timeout));
+  } else if (end.reason == StopReason::signal) {
+    output.message(interrupted_message(end.stop_signal, static_cast<int>(gang.launches().size())));
   }
   if (end.requeue_exit_code && end.first.rank >= 0 && end.first.how.signal == 0 &&
       end.first.how.code == *end.requeue_exit_code) {
@@ -395,7 +421,7 @@ void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int att
   if (end.checkpointed) {
     output.message(fmt::format("ddl: every rank exited within job.checkpoint_grace ({}) after {}\n",
                                format_duration(options.stop.checkpoint_grace),
-                               signal_text(options.stop.checkpoint_signal)));
+                               signal_name(options.stop.checkpoint_signal)));
   }
 }
 
@@ -460,10 +486,6 @@ OutputOptions with_labels(OutputOptions options, const Plan& plan) {
   return options;
 }
 
-} // namespace
-
-namespace {
-
 // Waits `wait` before the next attempt; a signal to ddl cuts it short and
 // is returned.
 std::optional<int> wait_for_restart(Millis wait) {
@@ -479,21 +501,31 @@ std::optional<int> wait_for_restart(Millis wait) {
   return std::nullopt;
 }
 
-} // namespace
+// The job across its attempts: what the attempt loop, the restart decision
+// and the summary share.
+struct JobRun {
+  Backend& backend;
+  const LaunchBuilder& build;
+  const SupervisorOptions& options;
+  RestartPolicy& policy;
+  Output& output;
+  const Plan* plan;
+  std::vector<RankLaunch> launches;  // the next attempt's
+  SteadyClock::time_point started;
+  std::optional<SteadyClock::time_point> deadline;
+  std::size_t announced;  // excluded hosts already named
 
-Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuilder& build,
-                      const SupervisorOptions& options) {
-  if (auto installed = SignalPipe::install(); !installed) {
-    return fail(installed.error());
+  // Names the hosts the policy left out since the last call.
+  void announce_excluded(int attempt) {
+    for (; announced < policy.excluded().size(); ++announced) {
+      output.host_excluded(policy.excluded()[announced], attempt);
+    }
   }
-  const Plan* plan = &first_plan;
-  RestartPolicy fallback(RestartRules{.max_restarts = options.max_restarts});
-  RestartPolicy& policy = options.policy != nullptr ? *options.policy : fallback;
-  if (auto installed = ForwardedSignals::install(); !installed) {
-    return fail(installed.error());
-  }
-  ForwardedSignals::take();  // none from before the gang exists
-  // Attempt 0's launches are built first: prepare() checks what they run.
+};
+
+// Attempt 0's launches, and the backend prepared for them (it checks what
+// they run on every host).
+Result<std::vector<RankLaunch>> prepare_first(Backend& backend, const Plan& plan, const LaunchBuilder& build) {
   auto launches = build(0);
   if (!launches) {
     return fail(launches.error());
@@ -501,121 +533,177 @@ Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuil
   if (stop::requested()) {
     return fail(stop::error("preparing the launch"));
   }
-  if (auto prepared = backend.prepare(*plan, *launches); !prepared) {
+  PhaseTimer preflight("preflight");
+  if (auto prepared = backend.prepare(plan, *launches); !prepared) {
     bool stopped = stop::requested() && !stop::is_stop_error(prepared.error());
     return fail(stopped ? stop::error("preparing the hosts") : prepared.error());
   }
-  Output output(with_labels(options.output, first_plan));
-  std::size_t announced = 0;  // excluded hosts already named
-  auto announce_excluded = [&](int attempt) {
-    for (; announced < policy.excluded().size(); ++announced) {
-      output.host_excluded(policy.excluded()[announced], attempt);
+  return launches;
+}
+
+// How an attempt ended, with the failed rank's host and torch error file.
+AttemptEnd attempt_end(const JobRun& job, const Attempt& run, const Gang& gang,
+                       std::chrono::system_clock::time_point attempt_start) {
+  AttemptEnd end{run.reason, run.stop_signal, run.first, "", {}, {}, job.options.stop.requeue_exit_code,
+                 run.checkpointed};
+  if (run.first.rank >= 0) {
+    const RankLaunch& failed = gang.launches().at(static_cast<std::size_t>(run.first.rank));
+    end.failed_host = failed.host.name;
+    if (run.reason == StopReason::failed) {
+      end.rank_error = read_rank_error(job.backend, failed, attempt_start);
     }
-  };
-  announce_excluded(0);
-  auto job_start = SteadyClock::now();
+  }
+  return end;
+}
+
+// After an attempt: run another (`again`, its launches in job.launches), or
+// end the job, saying why a failure was not restarted.
+struct Restart {
+  bool again = false;
+  std::string not_restarted;
+};
+
+// A restart on the hosts left (elastic): the backend ends what it holds,
+// the job is planned again and the backend prepared for it.
+Result<Restart> replan(JobRun& job, int next_attempt) {
+  job.backend.shutdown();
+  auto next = job.options.replan(next_attempt, job.policy);
+  job.announce_excluded(next_attempt);
+  if (!next) {
+    return fail(next.error());
+  }
+  if (!next->not_enough.empty()) {
+    return Restart{false, next->not_enough};
+  }
+  job.plan = next->plan;
+  job.output.set_labels(rank_labels(*job.plan));
+  job.launches = std::move(next->launches);
+  return Restart{true, {}};
+}
+
+// The restart decision after a failed or stalled attempt: the restart
+// policy's verdict (restart, re-plan, stop), its backoff, and a signal to
+// ddl in between, which ends the job (`end` then says so).
+Result<Restart> decide_restart(JobRun& job, const Attempt& run, const Gang& gang, AttemptEnd& end) {
+  const bool restartable = (run.reason == StopReason::failed && !asks_requeue(run.first, job.options)) ||
+                           run.reason == StopReason::stalled;
+  if (!restartable) {
+    return Restart{};
+  }
+  const int next_attempt = gang.attempt() + 1;
+  if (auto pending = SignalPipe::take(); !pending.empty()) {
+    end.reason = StopReason::signal;  // interrupted while the gang stopped
+    end.stop_signal = pending.front();
+    return Restart{};
+  }
+  RestartDecision decision = job.policy.after_failure(attempt_failures(run, gang));
+  job.announce_excluded(next_attempt);
+  if (decision.verdict == Verdict::stop) {
+    return Restart{false, decision.why};
+  }
+  job.output.message(restart_text(run, gang, decision, next_attempt, job.options.max_restarts));
+  job.output.restarting(next_attempt, job.options.max_restarts);
+  if (auto interrupted = wait_for_restart(decision.wait)) {
+    end.reason = StopReason::signal;
+    end.stop_signal = *interrupted;
+    return Restart{false, decision.why};
+  }
+  if (decision.verdict == Verdict::replan) {
+    return replan(job, next_attempt);
+  }
+  auto launches = job.build(next_attempt);
+  if (!launches) {
+    return fail(launches.error());
+  }
+  job.launches = std::move(*launches);
+  return Restart{true, {}};
+}
+
+// The summary: what ended the job, the report on stderr, the summary event
+// and the exit code (or ddl's own error: launch, watchdog).
+Result<int> summarize(JobRun& job, const Attempt& run, const Gang& gang, AttemptEnd end,
+                      const std::string& not_restarted) {
+  const SupervisorOptions& options = job.options;
+  const int attempts = gang.attempt() + 1;
+  if (!not_restarted.empty()) {
+    job.output.message(fmt::format("ddl: not restarted: {}\n", not_restarted));
+  }
+  end.error = run.reason == StopReason::watchdog ? run.watchdog_error : run.launch_error;
+  report_end(job.output, gang, end, attempts, options);
+  JobSummary summary = job_summary(end, attempts, seconds_since(job.started));
+  if (end.reason == StopReason::stalled && run.hang) {
+    summary.stalled_ranks = run.hang->ranks;
+  }
+  summary.dropped_lines = job.output.dropped_lines();
+  summary.log_error = job.output.log_error();
+  summary.excluded_hosts = job.policy.excluded();
+  if (options.output.strict_logs && !summary.log_error.empty() && summary.exit_code == 0) {
+    summary.exit_code = static_cast<int>(ExitCode::launch);
+    summary.result = "log_error";
+  }
+  job.output.summary(summary);
+  if (end.reason == StopReason::launch_error || end.reason == StopReason::watchdog) {
+    return fail(end.error);
+  }
+  return summary.exit_code;
+}
+
+} // namespace
+
+Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuilder& build,
+                      const SupervisorOptions& options) {
+  if (auto installed = SignalPipe::install(); !installed) {
+    return fail(installed.error());
+  }
+  if (auto installed = ForwardedSignals::install(); !installed) {
+    return fail(installed.error());
+  }
+  ForwardedSignals::take();  // none from before the gang exists
+  RestartPolicy fallback(RestartRules{.max_restarts = options.max_restarts});
+  RestartPolicy& policy = options.policy != nullptr ? *options.policy : fallback;
+  auto launches = prepare_first(backend, first_plan, build);
+  if (!launches) {
+    return fail(launches.error());
+  }
+  Output output(with_labels(options.output, first_plan));
+  const auto started = SteadyClock::now();
   std::optional<SteadyClock::time_point> deadline = options.deadline;
   if (options.timeout && !deadline) {
-    deadline = job_start + *options.timeout;
+    deadline = started + *options.timeout;
   }
-  bool replanned = false;
+  JobRun job{backend, build, options, policy, output, &first_plan, std::move(*launches), started, deadline, 0};
+  job.announce_excluded(0);
+  // The attempt loop: each attempt starts the gang and supervises it until
+  // every rank is gone; after a failure the restart decision says whether
+  // another follows.
   for (int attempt = 0;; ++attempt) {
-    if (attempt > 0 && !replanned) {
-      launches = build(attempt);
-      if (!launches) {
-        return fail(launches.error());
-      }
-    }
-    replanned = false;
-    if (auto opened = output.begin_attempt(attempt, plan->world_size); !opened) {
+    if (auto opened = output.begin_attempt(attempt, job.plan->world_size); !opened) {
       return fail(opened.error());
     }
     const auto attempt_start = std::chrono::system_clock::now();
     if (options.progress) {
       options.progress->begin_attempt();
     }
-    Gang gang(output, std::move(*launches), attempt, options.progress.get());
+    Gang gang(output, std::move(job.launches), attempt, options.progress.get());
     output.on_stdout_closed([&gang] { gang.wake(); });
-    Attempt run(backend, output, options, gang, deadline);
+    Attempt run(backend, output, options, gang, job.deadline);
     if (options.on_state) {
       options.on_state("running", attempt);
     }
     run.run();
     output.on_stdout_closed({});
     output.end_attempt();
-
-    AttemptEnd end{run.reason, run.stop_signal, run.first, "", {}, {}, options.stop.requeue_exit_code,
-                   run.checkpointed};
-    if (run.first.rank >= 0) {
-      const RankLaunch& failed = gang.launches().at(static_cast<std::size_t>(run.first.rank));
-      end.failed_host = failed.host.name;
-      if (run.reason == StopReason::failed) {
-        end.rank_error = read_rank_error(backend, failed, attempt_start);
-      }
-    }
+    AttemptEnd end = attempt_end(job, run, gang, attempt_start);
     if (run.reason == StopReason::stalled) {
       report_hang(output, run, gang, options);
     }
-    const bool restartable = (run.reason == StopReason::failed && !asks_requeue(run.first, options)) ||
-                             run.reason == StopReason::stalled;
-    std::string not_restarted;
-    if (restartable) {
-      if (auto pending = SignalPipe::take(); !pending.empty()) {
-        // Interrupted while the gang stopped: no restart.
-        end.reason = StopReason::signal;
-        end.stop_signal = pending.front();
-      } else {
-        RestartDecision decision = policy.after_failure(attempt_failures(run, gang));
-        announce_excluded(attempt + 1);
-        not_restarted = decision.why;
-        if (decision.verdict != Verdict::stop) {
-          output.message(restart_text(run, gang, decision, attempt + 1, options.max_restarts));
-          output.restarting(attempt + 1, options.max_restarts);
-          if (auto interrupted = wait_for_restart(decision.wait)) {
-            end.reason = StopReason::signal;
-            end.stop_signal = *interrupted;
-          } else if (decision.verdict == Verdict::restart) {
-            continue;
-          } else {
-            backend.shutdown();
-            auto next = options.replan(attempt + 1, policy);
-            announce_excluded(attempt + 1);
-            if (!next) {
-              return fail(next.error());
-            }
-            if (next->not_enough.empty()) {
-              plan = next->plan;
-              output.set_labels(rank_labels(*plan));
-              launches = std::move(next->launches);
-              replanned = true;
-              continue;
-            }
-            not_restarted = next->not_enough;
-          }
-        }
-      }
+    auto restart = decide_restart(job, run, gang, end);
+    if (!restart) {
+      return fail(restart.error());
     }
-    if (!not_restarted.empty()) {
-      output.message(fmt::format("ddl: not restarted: {}\n", not_restarted));
+    if (!restart->again) {
+      return summarize(job, run, gang, std::move(end), restart->not_restarted);
     }
-    end.error = run.reason == StopReason::watchdog ? run.watchdog_error : run.launch_error;
-    report_end(output, gang, end, attempt + 1, options);
-    JobSummary summary = job_summary(end, attempt + 1, seconds_since(job_start));
-    if (end.reason == StopReason::stalled && run.hang) {
-      summary.stalled_ranks = run.hang->ranks;
-    }
-    summary.dropped_lines = output.dropped_lines();
-    summary.log_error = output.log_error();
-    summary.excluded_hosts = policy.excluded();
-    if (options.output.strict_logs && !summary.log_error.empty() && summary.exit_code == 0) {
-      summary.exit_code = static_cast<int>(ExitCode::launch);
-      summary.result = "log_error";
-    }
-    output.summary(summary);
-    if (end.reason == StopReason::launch_error || end.reason == StopReason::watchdog) {
-      return fail(end.error);
-    }
-    return summary.exit_code;
   }
 }
 

@@ -8,10 +8,6 @@ namespace ddl {
 
 namespace {
 
-bool has_framework(const JobSpec& job, Framework framework) {
-  return std::ranges::find(job.frameworks, framework) != job.frameworks.end();
-}
-
 long long total_slots(const Inventory& inventory) {
   long long sum = 0;
   for (const auto& host : inventory) {
@@ -123,13 +119,13 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
   }
   std::vector<LeftOutHost> unused;
   const long long slots = total_slots(eligible_hosts(job.placement, inventory, unused));
-  long long np = job.launch.np ? *job.launch.np : slots;
-  if (job.launch.min_np && np > slots) {
-    if (slots < *job.launch.min_np) {
+  long long np = job.launch.np.max ? *job.launch.np.max : slots;
+  if (job.launch.np.min && np > slots) {
+    if (slots < *job.launch.np.min) {
       return fail(ExitCode::usage, fmt::format("{} slot{} left on {} eligible host{}, below min_np {}", slots,
                                                slots == 1 ? "" : "s", inventory.size() - unused.size(),
                                                inventory.size() - unused.size() == 1 ? "" : "s",
-                                               *job.launch.min_np));
+                                               *job.launch.np.min));
     }
     np = slots;  // elastic: as many ranks as the hosts left hold
   }
@@ -173,7 +169,7 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
   // Roles are computed for every job (so `render --format tf-config` works),
   // but bad counts are an error only when the job uses tensorflow.
   if (auto ok = assign_tf_roles(job, plan.ranks); !ok) {
-    if (has_framework(job, Framework::tensorflow)) {
+    if (uses_framework(job, Framework::tensorflow)) {
       return fail(ok.error());
     }
     for (auto& slot : plan.ranks) {

@@ -12,7 +12,7 @@
 
 #include "src/job/job.hpp"
 #include "src/plan/plan.hpp"
-#include "src/render/render.hpp"
+#include "src/render/render_env.hpp"
 
 namespace ddl {
 

@@ -8,7 +8,7 @@
 #include "src/util/error.hpp"
 #include "src/job/job.hpp"
 #include "src/plan/plan.hpp"
-#include "src/render/render.hpp"
+#include "src/render/render_env.hpp"
 
 namespace ddl {
 

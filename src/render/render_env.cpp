@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The environment each rank gets (DESIGN.md "Env every rank gets").
 #include <algorithm>
-#include <array>
 #include <cstdlib>
-#include <cstring>
-#include <optional>
-#include <fmt/core.h>
+#include <string>
 
+#include "src/render/render_env.hpp"
+#include "src/render/frameworks/horovod.hpp"
+#include "src/render/frameworks/jax.hpp"
+#include "src/render/frameworks/mpi.hpp"
+#include "src/render/frameworks/tensorflow.hpp"
+#include "src/render/frameworks/torch.hpp"
 #include "src/render/binding.hpp"
-#include "src/render/render.hpp"
 #include "src/render/team_env.hpp"
 #include "src/util/json.hpp"
 
@@ -16,35 +18,18 @@ namespace ddl {
 
 namespace {
 
-std::string join_ints(const std::vector<int>& values) {
-  std::string out;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    out += (i == 0 ? "" : ",") + std::to_string(values[i]);
+// The GPU ids of every rank on the rank's host (DeepSpeed's launcher gives
+// each rank all of them): the host's known GPUs, else 0..ranks-1.
+std::vector<int> host_slot_ids(const RankView& r) {
+  if (!r.host.gpus.empty()) {
+    return r.host.gpus;
   }
-  return out;
+  std::vector<int> ids;
+  for (int i = 0; i < r.slot.local_size; ++i) {
+    ids.push_back(i);
+  }
+  return ids;
 }
-
-// torch.master_port as launched: resolved by the launcher, else the job's.
-// 0 ("pick a free port") is shown as a placeholder until launch time.
-std::string master_port(const JobSpec& job, const LaunchContext& ctx) {
-  const int port = ctx.master_port != 0 ? ctx.master_port : job.torch.master_port;
-  return port != 0 ? std::to_string(port) : "<free-port>";
-}
-
-// JAX's coordinator listens next to torch's store, on master_port + 1.
-std::string jax_coordinator(const JobSpec& job, const Plan& plan, const LaunchContext& ctx) {
-  const int port = ctx.master_port != 0 ? ctx.master_port : job.torch.master_port;
-  const std::string& host = plan.hosts.front().address;
-  const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return shown + ":" + (port != 0 ? std::to_string(port + 1) : "<free-port>");
-}
-
-struct RankView {
-  const RankSlot& slot;
-  const Host& host;
-  int world;
-  int nodes;
-};
 
 void add_generic(EnvList& env, const JobSpec& job, const RankView& r, const LaunchContext& ctx) {
   env.emplace_back("DDL_RANK", std::to_string(r.slot.rank));
@@ -58,112 +43,6 @@ void add_generic(EnvList& env, const JobSpec& job, const RankView& r, const Laun
   env.emplace_back("DDL_ATTEMPT", std::to_string(ctx.attempt));
   env.emplace_back("DDL_RENDEZVOUS", ctx.rendezvous);
   env.emplace_back("DDL_TOKEN", ctx.token);
-}
-
-// torchrun's rule: the launcher's OMP_NUM_THREADS is copied, else one thread
-// each when several ranks share a host. job.env, applied later, wins anyway.
-std::optional<std::string> omp_threads(const JobSpec& job, const RankSlot& slot) {
-  if (std::ranges::any_of(job.env, [](const auto& kv) { return kv.first == "OMP_NUM_THREADS"; })) {
-    return std::nullopt;
-  }
-  const char* value = std::getenv("OMP_NUM_THREADS");
-  if (value != nullptr && *value != '\0') {
-    return std::string(value);
-  }
-  if (slot.local_size > 1) {
-    return "1";
-  }
-  return std::nullopt;
-}
-
-bool glob_match(std::string_view pattern, std::string_view name);
-
-// torchrun's defaults: NCCL errors abort the process group instead of
-// hanging it (both the 2.x and the 1.x name), and a per-rank error file that
-// torch's @record writes the exception into.
-void add_torch_defaults(EnvList& env, const JobSpec& job, const RankView& r, const LaunchContext& ctx) {
-  for (const char* name : {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"}) {
-    if (!user_sets_env(job, name)) {
-      env.emplace_back(name, "1");
-    }
-  }
-  if (!ctx.error_dir.empty() && !user_sets_env(job, "TORCHELASTIC_ERROR_FILE")) {
-    env.emplace_back("TORCHELASTIC_ERROR_FILE", rank_error_file(ctx.error_dir, r.slot.rank, ctx.attempt));
-  }
-}
-
-void add_torch(EnvList& env, const JobSpec& job, const Plan& plan, const RankView& r,
-               const LaunchContext& ctx) {
-  env.emplace_back("MASTER_ADDR", plan.hosts.front().address);
-  env.emplace_back("MASTER_PORT", master_port(job, ctx));
-  env.emplace_back("RANK", std::to_string(r.slot.rank));
-  env.emplace_back("WORLD_SIZE", std::to_string(r.world));
-  env.emplace_back("LOCAL_RANK", std::to_string(r.slot.local_rank));
-  env.emplace_back("LOCAL_WORLD_SIZE", std::to_string(r.slot.local_size));
-  env.emplace_back("GROUP_RANK", std::to_string(r.slot.node_rank));
-  env.emplace_back("GROUP_WORLD_SIZE", std::to_string(r.nodes));
-  env.emplace_back("ROLE_RANK", std::to_string(r.slot.rank));
-  env.emplace_back("ROLE_WORLD_SIZE", std::to_string(r.world));
-  env.emplace_back("ROLE_NAME", "default");
-  env.emplace_back("TORCHELASTIC_RESTART_COUNT", std::to_string(ctx.attempt));
-  env.emplace_back("TORCHELASTIC_MAX_RESTARTS", std::to_string(job.max_restarts));
-  env.emplace_back("TORCHELASTIC_RUN_ID", job.name);
-  if (auto threads = omp_threads(job, r.slot)) {
-    env.emplace_back("OMP_NUM_THREADS", *threads);
-  }
-  add_torch_defaults(env, job, r, ctx);
-}
-
-// What horovodrun sets for its gloo mode: the HTTP rendezvous, the gloo
-// controller and CPU operations, and its timeout (ddl's rendezvous timeout).
-void add_horovod_gloo(EnvList& env, const JobSpec& job, const LaunchContext& ctx) {
-  const std::string& address = ctx.horovod_address;
-  env.emplace_back("HOROVOD_GLOO_RENDEZVOUS_ADDR", address.find(':') != std::string::npos ? "[" + address + "]" : address);
-  env.emplace_back("HOROVOD_GLOO_RENDEZVOUS_PORT", ctx.horovod_port);
-  env.emplace_back("HOROVOD_CONTROLLER", "gloo");
-  env.emplace_back("HOROVOD_CPU_OPERATIONS", "gloo");
-  const auto seconds = (job.rendezvous.timeout.count() + 999) / 1000;
-  env.emplace_back("HOROVOD_GLOO_TIMEOUT_SECONDS", std::to_string(std::max<long long>(seconds, 1)));
-}
-
-void add_horovod(EnvList& env, const RankView& r) {
-  env.emplace_back("HOROVOD_RANK", std::to_string(r.slot.rank));
-  env.emplace_back("HOROVOD_SIZE", std::to_string(r.world));
-  env.emplace_back("HOROVOD_LOCAL_RANK", std::to_string(r.slot.local_rank));
-  env.emplace_back("HOROVOD_LOCAL_SIZE", std::to_string(r.slot.local_size));
-  env.emplace_back("HOROVOD_CROSS_RANK", std::to_string(r.slot.cross_rank));
-  env.emplace_back("HOROVOD_CROSS_SIZE", std::to_string(r.slot.cross_size));
-  env.emplace_back("HOROVOD_HOSTNAME", r.host.name);
-}
-
-// With CUDA_VISIBLE_DEVICES set, the rank's GPUs are renumbered 0..n-1; without
-// GPUs, JAX's own default ([local process id]) is spelled out.
-std::string jax_device_ids(const JobSpec& job, const RankSlot& slot) {
-  if (job.launch.bind_gpus && !slot.gpus.empty()) {
-    std::vector<int> ids(slot.gpus.size());
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      ids[i] = static_cast<int>(i);
-    }
-    return join_ints(ids);
-  }
-  return std::to_string(slot.local_rank);
-}
-
-void add_jax(EnvList& env, const JobSpec& job, const Plan& plan, const RankView& r,
-             const LaunchContext& ctx) {
-  env.emplace_back("JAX_COORDINATOR_ADDRESS", jax_coordinator(job, plan, ctx));
-  env.emplace_back("JAX_NUM_PROCESSES", std::to_string(r.world));
-  env.emplace_back("JAX_PROCESS_ID", std::to_string(r.slot.rank));
-  env.emplace_back("JAX_LOCAL_DEVICE_IDS", jax_device_ids(job, r.slot));
-}
-
-void add_mpi(EnvList& env, const RankView& r) {
-  env.emplace_back("OMPI_COMM_WORLD_RANK", std::to_string(r.slot.rank));
-  env.emplace_back("OMPI_COMM_WORLD_SIZE", std::to_string(r.world));
-  env.emplace_back("OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(r.slot.local_rank));
-  env.emplace_back("OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(r.slot.local_size));
-  env.emplace_back("PMI_RANK", std::to_string(r.slot.rank));
-  env.emplace_back("PMI_SIZE", std::to_string(r.world));
 }
 
 void add_interface(EnvList& env, const LaunchContext& ctx, std::size_t host_index) {
@@ -190,8 +69,12 @@ bool glob_match(std::string_view pattern, std::string_view name) {
 
 } // namespace
 
-std::string rank_error_file(const std::string& dir, int rank, int attempt) {
-  return fmt::format("{}/rank-{}.attempt-{}.error.json", dir, rank, attempt);
+std::string join_ints(const std::vector<int>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    out += (i == 0 ? "" : ",") + std::to_string(values[i]);
+  }
+  return out;
 }
 
 bool user_sets_env(const JobSpec& job, std::string_view name) {
@@ -212,18 +95,17 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
   add_generic(env, job, view, ctx);
   for (Framework framework : job.frameworks) {
     switch (framework) {
-    case Framework::torch: add_torch(env, job, plan, view, ctx); break;
-    case Framework::tensorflow: env.emplace_back("TF_CONFIG", tf_config(job, plan, rank)); break;
-    case Framework::horovod:
-      add_horovod(env, view);
-      if (ctx.horovod_gloo) add_horovod_gloo(env, job, ctx);
-      break;
-    case Framework::jax: add_jax(env, job, plan, view, ctx); break;
-    case Framework::mpi: add_mpi(env, view); break;
+    case Framework::torch: add_torch_env(env, job, plan, view, ctx); break;
+    case Framework::tensorflow: add_tensorflow_env(env, job, plan, rank); break;
+    case Framework::horovod: add_horovod_env(env, job, view, ctx); break;
+    case Framework::jax: add_jax_env(env, job, plan, view, ctx); break;
+    case Framework::mpi: add_mpi_env(env, view); break;
     }
   }
   if (job.launch.bind_gpus && !slot.gpus.empty()) {
     env.emplace_back("CUDA_VISIBLE_DEVICES", join_ints(slot.gpus));
+  } else if (job.launch.host_gpus) {
+    env.emplace_back("CUDA_VISIBLE_DEVICES", join_ints(host_slot_ids(view)));
   }
   add_interface(env, ctx, slot.host_index);
   for (const auto& [name, value] : job.env) {
@@ -235,10 +117,7 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
 }
 
 bool is_user_overridable_default(std::string_view name) {
-  constexpr std::array<std::string_view, 3> horovod = {"HOROVOD_CONTROLLER", "HOROVOD_CPU_OPERATIONS",
-                                                       "HOROVOD_GLOO_TIMEOUT_SECONDS"};
-  return std::ranges::find(k_interface_variables, name) != k_interface_variables.end() ||
-         std::ranges::find(horovod, name) != horovod.end();
+  return std::ranges::find(k_interface_variables, name) != k_interface_variables.end() || is_horovod_default(name);
 }
 
 EnvList passed_env(const JobSpec& job, char** environ_ptr) {
@@ -256,7 +135,8 @@ EnvList passed_env(const JobSpec& job, char** environ_ptr) {
       }
       const std::string name(item.substr(0, eq));
       const bool seen = std::ranges::any_of(passed, [&](const auto& kv) { return kv.first == name; });
-      if (!seen && glob_match(pattern, name)) {
+      // Only portable names: a shell's exported functions (BASH_FUNC_f%%) cannot reach a remote rank's sh.
+      if (!seen && is_env_name(name) && glob_match(pattern, name)) {
         matched.emplace_back(name, std::string(item.substr(eq + 1)));
       }
     }
@@ -264,30 +144,6 @@ EnvList passed_env(const JobSpec& job, char** environ_ptr) {
     passed.insert(passed.end(), matched.begin(), matched.end());
   }
   return passed;
-}
-
-std::string tf_config(const JobSpec& job, const Plan& plan, int rank) {
-  (void)job;
-  // The evaluator is no member of the training cluster (TensorFlow's
-  // RunConfig rejects one there; Kubeflow's TFJob leaves it out): it knows
-  // itself by its task alone.
-  Json cluster = Json::object();
-  for (const char* role : {"chief", "worker", "ps"}) {
-    Json members = Json::array();
-    for (const auto& slot : plan.ranks) {
-      if (slot.tf_role == role) {
-        const std::string& address = plan.hosts[slot.host_index].address;
-        const std::string host = address.find(':') != std::string::npos ? "[" + address + "]" : address;
-        members.push_back(host + ":" + std::to_string(slot.tf_port));
-      }
-    }
-    if (!members.empty()) {
-      cluster[role] = std::move(members);
-    }
-  }
-  const auto& me = plan.ranks.at(static_cast<std::size_t>(rank));
-  const Json doc = {{"cluster", std::move(cluster)}, {"task", {{"type", me.tf_role}, {"index", me.tf_index}}}};
-  return to_json_text(doc);
 }
 
 } // namespace ddl

@@ -2,7 +2,7 @@
 // Hostfiles for MPI launchers and DeepSpeed.
 #include <fmt/core.h>
 
-#include "src/render/render.hpp"
+#include "src/render/render_files.hpp"
 
 namespace ddl {
 

@@ -2,7 +2,7 @@
 // The per-host network interface as --dry-run shows it.
 #include <fmt/core.h>
 
-#include "src/render/render.hpp"
+#include "src/render/render_interfaces.hpp"
 #include "src/util/table.hpp"
 
 namespace ddl {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <fmt/core.h>
 
+#include "src/render/render_plan.hpp"
 #include "src/render/binding.hpp"
-#include "src/render/render.hpp"
 #include "src/render/team_env.hpp"
 #include "src/util/json.hpp"
 #include "src/util/table.hpp"
@@ -43,19 +43,8 @@ EnvList redacted_env(const JobSpec& job, const Plan& plan, int rank, const Launc
   return env;
 }
 
-std::string join_ints(const std::vector<int>& values, std::string_view empty) {
-  if (values.empty()) {
-    return std::string(empty);
-  }
-  std::string out;
-  for (int value : values) {
-    out += (out.empty() ? "" : ",") + std::to_string(value);
-  }
-  return out;
-}
-
-bool uses_tensorflow(const JobSpec& job) {
-  return std::ranges::find(job.frameworks, Framework::tensorflow) != job.frameworks.end();
+std::string ints_or(const std::vector<int>& values, std::string_view empty) {
+  return values.empty() ? std::string(empty) : join_ints(values);
 }
 
 std::string frameworks_text(const JobSpec& job) {
@@ -67,7 +56,7 @@ std::string frameworks_text(const JobSpec& job) {
 }
 
 std::string rank_table(const JobSpec& job, const Plan& plan) {
-  const bool tf = uses_tensorflow(job);
+  const bool tf = uses_framework(job, Framework::tensorflow);
   std::vector<TableRow> rows;
   rows.push_back({"RANK", "HOST", "ADDRESS", "LOCAL", "NODE", "GPUS"});
   if (tf) {
@@ -77,7 +66,7 @@ std::string rank_table(const JobSpec& job, const Plan& plan) {
     const Host& host = plan.hosts[slot.host_index];
     rows.push_back({std::to_string(slot.rank), host.name, host.address,
                     fmt::format("{}/{}", slot.local_rank, slot.local_size),
-                    std::to_string(slot.node_rank), join_ints(slot.gpus, "-")});
+                    std::to_string(slot.node_rank), ints_or(slot.gpus, "-")});
     if (tf) {
       rows.back().push_back(fmt::format("{}:{} port {}", slot.tf_role, slot.tf_index, slot.tf_port));
     }
@@ -104,7 +93,7 @@ void append_env_block(std::string& out, int rank, std::string_view host, const E
 bool shows_placement(const JobSpec& job) {
   const PlacementSection& placement = job.placement;
   return placement.strategy != PlacementStrategy::in_order || !placement.constraints.empty() ||
-         !placement.order.empty() || job.launch.min_np.has_value();
+         !placement.order.empty() || job.launch.np.min.has_value();
 }
 
 std::string placement_text(const JobSpec& job, const Plan& plan) {

@@ -13,7 +13,7 @@
 
 #include <fmt/core.h>
 
-#include "src/launch/output.hpp"
+#include "src/util/json.hpp"
 #include "src/util/log.hpp"
 #include "src/util/process.hpp"
 

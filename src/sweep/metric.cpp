@@ -91,4 +91,18 @@ std::optional<double> metric_in_json(const std::string& path, std::string_view n
   return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
 }
 
+std::optional<FoundMetric> find_metric(const std::string& trial_dir, const std::vector<std::string>& logs,
+                                       std::string_view name) {
+  const std::string json = trial_dir + "/metrics.json";
+  if (auto value = metric_in_json(json, name)) {
+    return FoundMetric{*value, json};
+  }
+  for (const std::string& log : logs) {
+    if (auto value = metric_in_log(log, name)) {
+      return FoundMetric{*value, log};
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace ddl::sweep

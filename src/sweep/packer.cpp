@@ -10,7 +10,7 @@ int SlotPool::PoolHost::free() const {
   return excluded ? 0 : static_cast<int>(std::ranges::count(busy, false));
 }
 
-SlotPool::SlotPool(const Inventory& hosts) {
+SlotPool::SlotPool(const Inventory& hosts, SlotGpus slot_gpus) : slot_gpus_(std::move(slot_gpus)) {
   for (const Host& host : hosts) {
     hosts_.push_back(PoolHost{host, std::vector<bool>(static_cast<std::size_t>(std::max(host.slots, 0)), false),
                               false});
@@ -107,14 +107,35 @@ void SlotPool::release(const Placement& placement) {
   }
 }
 
-std::string host_spec(const SlotPool& pool, const Placement& placement) {
-  std::string spec;
-  for (const HostShare& share : placement) {
-    const std::string& name = pool.host(share.host).name;
-    const bool v6 = name.find(':') != std::string::npos;
-    spec += (spec.empty() ? "" : ",") + (v6 ? "[" + name + "]" : name) + ":" + std::to_string(share.ranks);
+std::vector<int> SlotPool::gpus_of(const HostShare& share) const {
+  std::vector<int> gpus;
+  if (share.host >= slot_gpus_.size()) {
+    return gpus;
   }
-  return spec;
+  for (int slot : share.slots) {
+    const auto& ids = slot_gpus_[share.host].at(static_cast<std::size_t>(slot));
+    gpus.insert(gpus.end(), ids.begin(), ids.end());
+  }
+  return gpus;
+}
+
+std::vector<HostSpec> SlotPool::specs(const Placement& placement) const {
+  std::vector<HostSpec> specs;
+  for (const HostShare& share : placement) {
+    HostSpec spec = host_spec_of(host(share.host));
+    spec.slots = share.ranks;
+    spec.gpus = spec.gpus.empty() ? std::vector<int>{} : gpus_of(share);
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+std::string hosts_text(const std::vector<HostSpec>& specs) {
+  std::string text;
+  for (const HostSpec& spec : specs) {
+    text += (text.empty() ? "" : ",") + format_host_spec(spec);
+  }
+  return text;
 }
 
 std::string host_names(const SlotPool& pool, const Placement& placement) {

@@ -20,10 +20,14 @@ struct HostShare {
 };
 using Placement = std::vector<HostShare>;
 
+// Per host and slot, the GPU ids of a trial rank holding that slot (the
+// ones `ddl run` binds to that slot's rank); empty when the job binds none.
+using SlotGpus = std::vector<std::vector<std::vector<int>>>;
+
 // The slots of every host, which are busy, and which hosts are excluded.
 class SlotPool {
 public:
-  explicit SlotPool(const Inventory& hosts);
+  explicit SlotPool(const Inventory& hosts, SlotGpus slot_gpus = {});
 
   // A place for `np` ranks, or nullopt when none is free now. Best fit: on
   // one host when one has room, the fullest such host; else on as few whole
@@ -39,6 +43,12 @@ public:
   int total_slots() const;
   std::size_t size() const { return hosts_.size(); }
   const Host& host(std::size_t index) const { return hosts_.at(index).host; }
+  // The GPU ids of the slots `share` holds (SlotGpus), in slot order.
+  std::vector<int> gpus_of(const HostShare& share) const;
+  // The placement's hosts as typed specs: each host's name, login and
+  // labels, its ranks as slots, and where the host's GPUs are known (probed,
+  // or this machine's) those of the slots it holds.
+  std::vector<HostSpec> specs(const Placement& placement) const;
 
 private:
   struct PoolHost {
@@ -53,10 +63,11 @@ private:
   HostShare hold(std::size_t host, int ranks, int slots);
 
   std::vector<PoolHost> hosts_;
+  SlotGpus slot_gpus_;
 };
 
-// "h1:2" or "h1:4,h2:4": the placement as a -H host spec (IPv6 in brackets).
-std::string host_spec(const SlotPool& pool, const Placement& placement);
+// "ml@h1:2222:2" or "h1:4,h2:4": host specs as -H takes them.
+std::string hosts_text(const std::vector<HostSpec>& specs);
 // "h1" or "h1,h2": the hosts a trial runs on.
 std::string host_names(const SlotPool& pool, const Placement& placement);
 

@@ -18,10 +18,11 @@
 
 #include <fmt/core.h>
 
-#include "src/launch/output.hpp"
 #include "src/sweep/metric.hpp"
+#include "src/util/file.hpp"
 #include "src/util/log.hpp"
 #include "src/util/process.hpp"
+#include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl::sweep {
@@ -81,8 +82,7 @@ private:
   void handle_signals();
   void pump(Running& run, int& fd);
   Result<void> finish(Running& run);
-  std::string classify(int code) const;
-  std::optional<double> read_metric(const Running& run) const;
+  std::string classify(int code, const std::optional<TrialResult>& result) const;
   Result<void> after_failure(const Running& run, const std::string& why);
   Result<void> exclude_if_failing(std::size_t host);
   void report_trial(const Running& run, const TrialOutcome& out, bool retrying);
@@ -162,7 +162,16 @@ Result<void> Scheduler::start(Pending pending, Placement placement) {
   const std::string dir = trial_dir(trial.index);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  std::filesystem::remove(dir + "/metrics.json", ec);
+  for (const char* stale : {"metrics.json", k_result_name}) {
+    std::filesystem::remove(dir + "/" + stale, ec);
+  }
+  const std::string request_path = dir + "/" + k_request_name;
+  if (auto written = write_json_file(request_path, request_json(trial_request(config_, pool_, trial, placement,
+                                                                               pending.attempt)));
+      !written) {
+    pool_.release(placement);
+    return written;
+  }
   Running run{std::move(pending), std::move(placement), -1, -1, -1, -1, -1, Clock::now(), std::nullopt};
   run.log_fd = ::open((dir + "/output.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (run.log_fd < 0) {
@@ -174,10 +183,7 @@ Result<void> Scheduler::start(Pending pending, Placement placement) {
   [[maybe_unused]] bool wrote = write_fully(run.log_fd, header);
   SpawnSpec spec;
   spec.program = config_.ddl;
-  spec.argv = {config_.ddl, "run"};
-  for (std::string& arg : trial_run_args(config_, pool_, trial, run.placement, run.pending.attempt)) {
-    spec.argv.push_back(std::move(arg));
-  }
+  spec.argv = {config_.ddl, "run", "--trial", request_path};
   spec.env = environment_with({});
   spec.group = ProcessGroup::new_group;  // Ctrl-C on the terminal reaches the sweep alone; it forwards
   spec.death_signal = SIGKILL;           // kill -9 of the sweep: `ddl run`'s own guarantee takes over
@@ -267,28 +273,14 @@ void Scheduler::handle_signals() {
   }
 }
 
-std::string Scheduler::classify(int code) const {
+// The trial's result category: from its result.json's reason when it wrote
+// one, else (killed before it could) from its exit code alone.
+std::string Scheduler::classify(int code, const std::optional<TrialResult>& result) const {
+  const bool stopped = stopping_ && (code == 129 || code == 130 || code == 143 || code == 128 + SIGKILL);
   if (code == 0) return "ok";
-  if (stopping_ && (code == 129 || code == 130 || code == 143 || code == 128 + SIGKILL)) return "interrupted";
-  if (code == to_int(ExitCode::launch)) return "launch_error";
-  return "failed";
-}
-
-std::optional<double> Scheduler::read_metric(const Running& run) const {
-  if (!config_.metric) {
-    return std::nullopt;
-  }
-  const std::string dir = trial_dir(run.pending.trial);
-  if (auto value = metric_in_json(dir + "/metrics.json", config_.metric->name)) {
-    return value;
-  }
-  for (int attempt = config_.rank_restarts; attempt >= 0; --attempt) {
-    const std::string log = fmt::format("{}/attempt-{}/rank-0.attempt-{}.log", dir, run.pending.attempt, attempt);
-    if (std::filesystem::exists(log)) {
-      return metric_in_log(log, config_.metric->name);
-    }
-  }
-  return std::nullopt;
+  if (stopped && (!result || result->reason == "interrupted")) return "interrupted";
+  if (!result) return code == to_int(ExitCode::launch) ? "launch_error" : "failed";
+  return result->reason == "launch_error" || result->reason == "usage" ? "launch_error" : "failed";
 }
 
 Result<void> Scheduler::finish(Running& run) {
@@ -304,12 +296,13 @@ Result<void> Scheduler::finish(Running& run) {
   const ProcessExit how = process_exit(*run.wait_status);
   const int code = how.code;
   TrialOutcome& out = outcome_.trials.at(static_cast<std::size_t>(run.pending.trial));
-  out.result = classify(code);
+  const auto result = read_result(trial_dir(run.pending.trial) + "/" + k_result_name);
+  out.result = classify(code, result);
   out.exit_code = code;
   out.seconds = seconds;
   out.hosts = host_names(pool_, run.placement);
   out.attempts = run.pending.attempt + 1;
-  out.metric = out.result == "ok" ? read_metric(run) : std::nullopt;
+  out.metric = out.result == "ok" && config_.metric && result ? result->metric : std::nullopt;
   const bool failed = out.result == "failed" || out.result == "launch_error";
   const bool retrying = failed && !stopping_ && run.pending.attempt < config_.retries;
   const bool final = out.result == "ok" || (failed && !retrying);
@@ -418,36 +411,35 @@ void Scheduler::show_progress() {
 
 std::string trial_folder(int trial) { return fmt::format("trial-{:04}", trial); }
 
-std::vector<std::string> trial_run_args(const SweepConfig& config, const SlotPool& pool, const Trial& trial,
-                                        const Placement& placement, int attempt) {
-  const std::string dir = config.dir + "/" + trial_folder(trial.index);
-  std::vector<std::string> args = config.run_args;
-  for (std::string word : {std::string("-H"), host_spec(pool, placement), std::string("--np"),
-                           std::to_string(config.np), std::string("--log-dir"),
-                           fmt::format("{}/attempt-{}", dir, attempt)}) {
-    args.push_back(std::move(word));
-  }
-  for (const auto& [name, value] : trial_env(trial, dir)) {
-    args.push_back("-x");
-    args.push_back(name + "=" + value);
-  }
-  // One host: the slots' GPUs for all its ranks (several hosts hold them whole).
-  if (placement.size() == 1 && !config.slot_gpus.empty()) {
-    std::string gpus;
-    for (int slot : placement.front().slots) {
-      const std::string& ids = config.slot_gpus.at(placement.front().host).at(static_cast<std::size_t>(slot));
-      gpus += (gpus.empty() || ids.empty() ? "" : ",") + ids;
+std::string attempt_log_dir(const std::string& trial_dir, int attempt) {
+  return fmt::format("{}/attempt-{}", trial_dir, attempt);
+}
+
+TrialRequest trial_request(const SweepConfig& config, const SlotPool& pool, const Trial& trial,
+                           const Placement& placement, int attempt) {
+  TrialRequest request;
+  request.trial = trial.index;
+  request.attempt = attempt;
+  request.trial_dir = config.dir + "/" + trial_folder(trial.index);
+  request.job = config.job;
+  request.backend = config.backend;
+  request.hosts = pool.specs(placement);
+  request.np = config.np;
+  request.parameters = trial.params;
+  request.env = trial_env(trial, request.trial_dir);
+  // One host: the GPUs of its slots for all its ranks (several hosts are held
+  // whole; their ranks are bound as `ddl run` binds them).
+  if (placement.size() == 1) {
+    if (auto gpus = pool.gpus_of(placement.front()); !gpus.empty()) {
+      std::string ids;
+      for (int gpu : gpus) ids += (ids.empty() ? "" : ",") + std::to_string(gpu);
+      request.env.emplace_back("CUDA_VISIBLE_DEVICES", ids);
     }
-    if (!gpus.empty()) {
-      args.push_back("-x");
-      args.push_back("CUDA_VISIBLE_DEVICES=" + gpus);
-    }
   }
-  args.push_back("--");
-  for (std::string& word : substitute(config.command, trial, config.shell)) {
-    args.push_back(std::move(word));
-  }
-  return args;
+  request.command = substitute(config.command, trial, config.shell);
+  request.log_dir = attempt_log_dir(request.trial_dir, attempt);
+  request.result = request.trial_dir + "/" + k_result_name;
+  return request;
 }
 
 Result<SweepOutcome> run_sweep(const SweepConfig& config, const std::vector<Trial>& trials,

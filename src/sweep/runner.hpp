@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Runs a sweep's trials on its slots: each trial attempt is one child
-// `ddl run` (the very launch path of `ddl run`: backends, shim, supervisor,
-// gang semantics, its own rendezvous, token and ports), started on the
-// trial's placement with its parameters in the env and the command. Trials
+// `ddl run --trial REQUEST` (the very launch path of `ddl run`: backends,
+// shim, supervisor, gang semantics, its own rendezvous, token and ports),
+// told what to run by the request.json the sweep writes (the trial
+// contract, trial_contract.hpp) and read back through its result.json. Trials
 // start as slots free up; failures are retried elsewhere; hosts that keep
 // failing are excluded; SIGINT/SIGTERM/SIGHUP are forwarded to every trial.
 #pragma once
@@ -15,6 +16,7 @@
 #include "src/job/sweep_spec.hpp"
 #include "src/sweep/journal.hpp"
 #include "src/sweep/packer.hpp"
+#include "src/sweep/trial_contract.hpp"
 #include "src/sweep/trials.hpp"
 
 namespace ddl::sweep {
@@ -22,17 +24,14 @@ namespace ddl::sweep {
 struct SweepConfig {
   std::string dir;                     // the sweep directory (absolute)
   std::string ddl;                     // the ddl binary each trial runs
-  std::vector<std::string> run_args;   // after "ddl run", before the trial's own (job, --backend, -x, ...)
+  JobSnapshot job;                     // the job as the sweep read it: what every trial runs
+  std::string backend;                 // as the sweep chose it
   std::vector<std::string> command;    // the job's command ({name} not yet replaced)
   bool shell = false;                  // command is one sh -c string
   int np = 1;
   int max_parallel = 0;                // 0: no limit but the slots
   int retries = 1;
-  int rank_restarts = 0;               // job.max_restarts: the attempts of each trial's `ddl run`
   std::optional<SweepMetric> metric;
-  // Per pool host and slot: CUDA_VISIBLE_DEVICES for a trial holding that
-  // slot ("" none); empty when the job does not bind GPUs.
-  std::vector<std::vector<std::string>> slot_gpus;
   bool progress = false;               // one progress line on stderr (a terminal)
   bool quiet = false;                  // no per-trial lines on stderr
 };
@@ -66,10 +65,11 @@ Result<SweepOutcome> run_sweep(const SweepConfig& config, const std::vector<Tria
 // "trial-0003": a trial's folder under the sweep directory.
 std::string trial_folder(int trial);
 
-// The argv of one trial's `ddl run` (after the binary): `config.run_args`,
-// the placement's hosts and ranks, its log folder, its env, the command
-// with its parameters.
-std::vector<std::string> trial_run_args(const SweepConfig& config, const SlotPool& pool, const Trial& trial,
-                                        const Placement& placement, int attempt);
+// "SWEEP_DIR/trial-0003/attempt-1": the rank logs of one attempt of a trial.
+std::string attempt_log_dir(const std::string& trial_dir, int attempt);
+
+// What one attempt of `trial` on `placement` runs: its request.json.
+TrialRequest trial_request(const SweepConfig& config, const SlotPool& pool, const Trial& trial,
+                           const Placement& placement, int attempt);
 
 } // namespace ddl::sweep

@@ -5,9 +5,12 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <array>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "src/util/text.hpp"
@@ -102,6 +105,48 @@ std::optional<std::string> find_on_path(std::string_view program, std::string_vi
     }
   }
   return std::nullopt;
+}
+
+bool write_fully(int fd, std::string_view a, std::string_view b, std::string_view c) {
+  std::array<std::string_view, 3> parts{a, b, c};
+  std::size_t first = 0;
+  while (true) {
+    std::array<iovec, 3> iov{};
+    int count = 0;
+    for (std::size_t i = first; i < parts.size(); ++i) {
+      if (!parts[i].empty()) {
+        iov[static_cast<std::size_t>(count)].iov_base = const_cast<char*>(parts[i].data());
+        iov[static_cast<std::size_t>(count)].iov_len = parts[i].size();
+        ++count;
+      }
+    }
+    if (count == 0) {
+      return true;
+    }
+    ssize_t written = ::writev(fd, iov.data(), count);
+    if (written < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      if (errno == EAGAIN) {  // someone made our stdout non-blocking
+        pollfd wait{fd, POLLOUT, 0};
+        ::poll(&wait, 1, 100);
+        continue;
+      }
+      return false;
+    }
+    auto left = static_cast<std::size_t>(written);
+    for (std::size_t i = first; i < parts.size(); ++i) {
+      std::size_t take = std::min(left, parts[i].size());
+      parts[i].remove_prefix(take);
+      left -= take;
+      if (parts[i].empty()) {
+        first = i + 1;
+      } else {
+        break;
+      }
+    }
+  }
 }
 
 } // namespace ddl

@@ -32,6 +32,10 @@ std::string make_private_dir(std::string_view prefix);
 Result<std::string> write_private_file(std::string_view prefix, const std::string& name, const std::string& text,
                                        std::string& dir_out);
 
+// Writes all of the buffers with one writev (repeated on partial writes).
+// False on error (errno is kept: EPIPE when the reader went away).
+bool write_fully(int fd, std::string_view a, std::string_view b = {}, std::string_view c = {});
+
 // The first executable regular file named `program` in the ':'-separated
 // `path` (an empty entry is "."), or nullopt.
 std::optional<std::string> find_on_path(std::string_view program, std::string_view path);

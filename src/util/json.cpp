@@ -3,8 +3,12 @@
 
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <string_view>
+
+#include <fmt/core.h>
 
 namespace ddl {
 
@@ -78,6 +82,17 @@ std::string to_json_text(const Json& doc, JsonStyle style) {
   std::string out;
   append_value(out, doc, separators);
   return out;
+}
+
+std::string event_time_now() {
+  auto now = std::chrono::system_clock::now();
+  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  std::array<char, 32> text{};
+  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%S", &utc);
+  return fmt::format("{}.{:03}Z", text.data(), millis % 1000);
 }
 
 } // namespace ddl

@@ -22,4 +22,8 @@ enum class JsonStyle {
 // ones become null.
 std::string to_json_text(const Json& doc, JsonStyle style = JsonStyle::compact);
 
+// Now as ISO 8601 UTC with milliseconds ("2026-01-02T03:04:05.678Z"), the
+// "time" of JSON events and journal records.
+std::string event_time_now();
+
 } // namespace ddl

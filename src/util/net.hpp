@@ -107,6 +107,9 @@ Route route_to(const std::string& host);
 std::string interface_holding(const std::string& address);
 // Whether `host` is "localhost" or resolves to a loopback address.
 bool is_loopback(const std::string& host);
+// This machine's host name (gethostname); "" when it has none.
+std::string own_hostname();
+
 // Whether `host` names this machine: "localhost", this machine's host name
 // (or its first label), or a name or address ("[v6]" allowed) all of whose
 // addresses are loopback (127.0.0.0/8, ::1) or this machine's interfaces'.

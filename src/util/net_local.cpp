@@ -76,11 +76,10 @@ std::set<std::string> interface_addresses() {
 
 // This machine's host name, and its first label ("node1" of "node1.lab").
 bool is_own_name(std::string_view host) {
-  std::array<char, 256> name{};
-  if (::gethostname(name.data(), name.size() - 1) != 0 || name[0] == '\0') {
+  const std::string own = to_lower(own_hostname());
+  if (own.empty()) {
     return false;
   }
-  const std::string own = to_lower(name.data());
   const std::string wanted = to_lower(host);
   return wanted == own || wanted == own.substr(0, own.find('.'));
 }
@@ -108,6 +107,14 @@ std::vector<std::pair<std::string, bool>> resolved(const std::string& host) {
 }
 
 } // namespace
+
+std::string own_hostname() {
+  std::array<char, 256> name{};
+  if (::gethostname(name.data(), name.size() - 1) != 0) {
+    return "";
+  }
+  return name.data();
+}
 
 bool is_this_machine(const std::string& host) {
   const std::string bare = unbracketed(host);

@@ -62,6 +62,9 @@ SpawnResult spawn_process(const SpawnSpec& spec);
 
 // Our environment with `set` ("NAME=value") added or replacing.
 std::vector<std::string> environment_with(const std::vector<std::string>& set);
+// `base` ("NAME=value") with `set` added or replacing.
+std::vector<std::string> environment_with(const std::vector<std::string>& base,
+                                          const std::vector<std::string>& set);
 
 // How a child ended: exit code, or 128 + signal when killed by `signal`.
 struct ProcessExit {

@@ -200,20 +200,28 @@ SpawnResult spawn_process(const SpawnSpec& spec) {
   return {{pid, pipes.in[1], pipes.out[0], pipes.err[0]}, {}};
 }
 
-std::vector<std::string> environment_with(const std::vector<std::string>& set) {
+std::vector<std::string> environment_with(const std::vector<std::string>& base,
+                                          const std::vector<std::string>& set) {
   auto name_of = [](std::string_view entry) { return entry.substr(0, entry.find('=')); };
   std::vector<std::string> result;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    std::string_view text(*entry);
+  for (const auto& entry : base) {
     bool replaced = std::any_of(set.begin(), set.end(), [&](const std::string& kv) {
-      return name_of(kv) == name_of(text);
+      return name_of(kv) == name_of(entry);
     });
     if (!replaced) {
-      result.emplace_back(text);
+      result.push_back(entry);
     }
   }
   result.insert(result.end(), set.begin(), set.end());
   return result;
+}
+
+std::vector<std::string> environment_with(const std::vector<std::string>& set) {
+  std::vector<std::string> ours;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    ours.emplace_back(*entry);
+  }
+  return environment_with(ours, set);
 }
 
 ProcessExit process_exit(int wait_status) {

@@ -8,7 +8,7 @@
 
 namespace ddl {
 
-std::optional<int> parse_catchable_signal(std::string_view name) {
+std::optional<int> signal_number(std::string_view name) {
   if (name.starts_with("SIG")) {
     name.remove_prefix(3);
   }
@@ -16,20 +16,29 @@ std::optional<int> parse_catchable_signal(std::string_view name) {
     return std::nullopt;
   }
   for (int signo = 1; signo < NSIG; ++signo) {
-    const char* abbrev = ::sigabbrev_np(signo);
-    if (abbrev != nullptr && name == abbrev) {
-      if (signo == SIGKILL || signo == SIGSTOP) {
-        return std::nullopt;
-      }
+    if (signal_abbrev(signo) == name) {
       return signo;
     }
   }
   return std::nullopt;
 }
 
-std::string signal_text(int signo) {
+std::optional<int> parse_catchable_signal(std::string_view name) {
+  auto signo = signal_number(name);
+  if (signo == SIGKILL || signo == SIGSTOP) {
+    return std::nullopt;
+  }
+  return signo;
+}
+
+std::string signal_name(int signo) {
+  std::string_view abbrev = signal_abbrev(signo);
+  return !abbrev.empty() ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", signo);
+}
+
+std::string_view signal_abbrev(int signo) {
   const char* abbrev = ::sigabbrev_np(signo);
-  return abbrev != nullptr ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", signo);
+  return abbrev != nullptr ? std::string_view(abbrev) : std::string_view();
 }
 
 } // namespace ddl

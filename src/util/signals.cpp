@@ -17,6 +17,8 @@
 
 #include <fmt/core.h>
 
+#include "src/util/signal_names.hpp"
+
 namespace ddl {
 
 namespace {
@@ -137,15 +139,6 @@ namespace {
 std::atomic<Clock::rep> g_armed_at{0};
 std::atomic<Clock::rep> g_deadline{0};  // 0: none
 std::atomic<Millis::rep> g_timeout_ms{0};
-
-const char* signal_name(int signo) {
-  switch (signo) {
-  case SIGINT: return "SIGINT";
-  case SIGTERM: return "SIGTERM";
-  case SIGHUP: return "SIGHUP";
-  default: return "a signal";
-  }
-}
 
 } // namespace
 

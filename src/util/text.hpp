@@ -8,10 +8,11 @@
 
 namespace ddl {
 
-// Levenshtein distance, for "did you mean" hints.
+// Edit distance (a swap of two neighbours counts one), for "did you mean".
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
-// The closest of `candidates` to `word` when it is a plausible typo, else "".
+// The closest of `candidates` to `word` when it is a plausible typo (at most
+// one edit per three letters, leading dashes aside), else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 // Splits on `sep`, keeping empty fields.
@@ -49,5 +50,8 @@ std::string shell_quote(std::string_view word);
 // quotes, '...' when it holds no control byte, else $'...' with escapes
 // (bash, zsh, ksh and POSIX.1-2024 sh read it).
 std::string shell_word(std::string_view word);
+
+// `text` with every invalid UTF-8 byte replaced by U+FFFD (JSON needs UTF-8).
+std::string valid_utf8(std::string_view text);
 
 } // namespace ddl

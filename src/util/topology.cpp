@@ -145,12 +145,12 @@ Result<void> pin_to_cpus(const std::vector<int>& cpus) {
   if (cpus.empty()) {
     return {};
   }
-  const int highest = *std::ranges::max_element(cpus);
-  cpu_set_t* set = CPU_ALLOC(highest + 1);
+  const auto count = static_cast<std::size_t>(*std::ranges::max_element(cpus)) + 1;
+  cpu_set_t* set = CPU_ALLOC(count);
   if (set == nullptr) {
     return fail(ExitCode::launch, "cannot allocate a CPU set");
   }
-  const std::size_t size = CPU_ALLOC_SIZE(highest + 1);
+  const std::size_t size = CPU_ALLOC_SIZE(count);
   CPU_ZERO_S(size, set);
   for (int cpu : cpus) {
     CPU_SET_S(static_cast<std::size_t>(cpu), size, set);

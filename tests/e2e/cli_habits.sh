@@ -20,13 +20,12 @@ expect_contains "$t/out" "localhost"
 expect_exit 0 timeout 10 "$DDL" render -H a:1 -H b:1 "$t/job.toml" --format hostfile
 [[ $(cat "$t/out") == $'a slots=1\nb slots=1' ]] || { cat "$t/out"; fail "two -H"; }
 
-# A command without "--": what to write instead.
-expect_exit 2 timeout 10 "$DDL" run python3 train.py
-expect_contains "$t/err" "ddl: error: unexpected argument 'train.py': to run a command, put it after '--': ddl run [JOB] [options] -- python3 train.py"
-expect_exit 2 timeout 10 "$DDL" run "$t/job.toml" python3 train.py
-expect_contains "$t/err" "unexpected argument 'python3': to run a command, put it after '--': ddl run [JOB] [options] -- python3 train.py"
-expect_exit 2 timeout 10 "$DDL" run -H a:2 hostname
-expect_contains "$t/err" "ddl: error: no job file 'hostname': to run a command, put it after '--': ddl run [options] -- hostname"
+# ddl run takes a command without "--", as mpirun does (run_program_words.sh);
+# ddl sweep answers one with what to write instead.
+expect_exit 0 timeout 10 "$DDL" run --dry-run echo train.py
+expect_contains "$t/out" "echo train.py"
+expect_exit 2 timeout 10 "$DDL" sweep python3 train.py
+expect_contains "$t/err" "ddl: error: unexpected argument 'train.py': to run a command, put it after '--': ddl sweep [JOB] [options] -- python3 train.py"
 expect_exit 2 timeout 10 "$DDL" hosts "$t/job.toml" extra
 expect_contains "$t/err" "unexpected argument 'extra': 'ddl hosts' takes one JOB file"
 
@@ -54,15 +53,16 @@ expect_exit 2 timeout 10 "$DDL" bench allreduce -n x
 expect_contains "$t/err" "--iters = x"
 expect_not_contains "$t/err" "--np"
 
-# torchrun's and DeepSpeed's per-node options mean another thing: refused with ddl's.
-expect_exit 2 timeout 10 "$DDL" run --nproc-per-node 4 -- true
-expect_contains "$t/err" "ddl: error: --nproc-per-node is torchrun's ranks per host; ddl takes them as slots in the host list: -H HOST:N,HOST:N (this machine alone: --np N)"
+# torchrun's and DeepSpeed's per-node options: ddl run's spelling, and the
+# personality that takes the whole line (ddl torchrun, ddl deepspeed).
+expect_exit 2 timeout 10 "$DDL" run --nproc-per-node 4 train.py
+expect_contains "$t/err" "ddl: error: --nproc-per-node is torchrun's ranks per host; with ddl run: -H HOST:N,HOST:N (this machine alone: --np N); \`ddl torchrun\` takes the whole torchrun line as it is"
 expect_exit 2 timeout 10 "$DDL" run --nnodes=2 -- true
-expect_contains "$t/err" "--nnodes is torchrun's node count; ddl starts every node from one host list: -H HOST:N,HOST:N or --hostfile FILE"
+expect_contains "$t/err" "--nnodes is torchrun's node count; with ddl run: -H HOST:N,HOST:N or --hostfile FILE; \`ddl torchrun\`"
 expect_exit 2 timeout 10 "$DDL" run --num_gpus 2 -- true
-expect_contains "$t/err" "--num_gpus is DeepSpeed's ranks per host"
+expect_contains "$t/err" "--num_gpus is DeepSpeed's ranks per host; with ddl run: -H HOST:N,HOST:N (this machine alone: --np N); \`ddl deepspeed\` takes the whole deepspeed line as it is"
 expect_exit 2 timeout 10 "$DDL" run --master-port 29501 -- true
-expect_contains "$t/err" "ddl takes it from [torch] master_port in the job file"
+expect_contains "$t/err" "with ddl run: [torch] master_port in the job file"
 # Nothing after "--" is looked at.
 expect_exit 0 timeout 10 "$DDL" run --dry-run -- echo --nproc-per-node -np
 expect_contains "$t/out" "--nproc-per-node -np"

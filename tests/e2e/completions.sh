@@ -46,7 +46,9 @@ EOS
   done
 }
 if have zsh zsh && zsh -fc 'zmodload zsh/zpty' 2>/dev/null; then
-  zsh_shows 'ddl ' bench completions heartbeat hosts init logs ps render run signal stop sweep
+  zsh_shows 'ddl ' bench completions deepspeed heartbeat horovodrun hosts init logs mpirun ps render run signal stop \
+    sweep torchrun
+  zsh_shows 'ddl torchrun --nproc' --nproc-per-node --nproc_per_node
   zsh_shows 'ddl run --back' --backend= auto kubernetes local mpirun slurm ssh
   zsh_shows 'ddl bench allreduce -d ' bfloat16 double float half int32
 fi
@@ -78,16 +80,20 @@ complete_words ddl completions ''
 complete_words ddl hosts --
 complete_words ddl run --hostfile hostf
 complete_words ddl run job.toml -- python3 tra
+complete_words ddl torchrun --nproc-per-node ''
+complete_words ddl torchrun --nproc-per-node 4 --standalone tra
+complete_words ddl mpirun -np 2 ./ring_c --n
+complete_words ddl deepspeed --launcher ''
 EOS
 cd "$t" && touch hostfile.txt train.py
 timeout 20 bash "$t/complete.bash" >"$t/got" 2>"$t/err" || { cat "$t/err"; fail "completion script failed"; }
 line() { sed -n "${1}p" "$t/got"; }
 expect_line() { [[ $(line "$1") == "$2" ]] || fail "completion $1: got '$(line "$1")', want '$2'"; }
 expect_line 1 "complete -F _ddl ddl"
-expect_line 2 "bench completions heartbeat hosts init logs ps render run signal stop sweep "
+expect_line 2 "bench completions deepspeed heartbeat horovodrun hosts init logs mpirun ps render run signal stop sweep torchrun "
 expect_line 3 "render run "
 for opt in --hosts --hostfile --backend --np --json --verbose --quiet --help --dry-run --timeout \
-    --max-restarts --log-dir --env --output-ranks --prefix --timestamps --split-logs --fold; do
+    --max-restarts --log-dir --env --output-ranks --prefix --timestamps --split-logs --fold --name --ssh-config; do
   [[ " $(line 4) " == *" $opt "* ]] || fail "'ddl run --<TAB>' does not offer $opt: $(line 4)"
 done
 expect_line 5 "auto kubernetes local mpirun slurm ssh "
@@ -101,3 +107,7 @@ expect_line 12 "bash fish zsh "
 [[ " $(line 13) " == *" --check "* ]] || fail "'ddl hosts --<TAB>' does not offer --check: $(line 13)"
 expect_line 14 "hostfile.txt "
 expect_line 15 "train.py "
+expect_line 16 "auto cpu gpu "
+expect_line 17 "train.py "
+expect_line 18 " "
+expect_line 19 "openmpi pdsh slurm "

@@ -8,15 +8,7 @@ source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 netns_up 1
 addr=${NETNS_ADDRS[0]}
-sed "s/^ListenAddress .*/ListenAddress $addr:2222/" "$NETNS_DIR/h1_sshd" >"$NETNS_DIR/h1_sshd_2222"
-echo "[$addr]:2222 $(cut -d' ' -f1-2 "$NETNS_DIR/h1_key.pub")" >>"$NETNS_DIR/known_hosts"
-ip netns exec "${NETNS_HOSTS[0]}" /usr/sbin/sshd -D -e -f "$NETNS_DIR/h1_sshd_2222" 2>>"$NETNS_DIR/sshd.log" &
-disown $!
-tries=0
-until netns_exec bash -c "exec 3<>/dev/tcp/$addr/2222" 2>/dev/null; do
-  ((++tries < 100)) || fail "sshd on $addr:2222 did not start: $(cat "$NETNS_DIR/sshd.log")"
-  sleep 0.05
-done
+netns_second_sshd 0 2222
 { cat "$NETNS_DIR/ssh.toml"; echo 'user = "nobody"'; } >"$t/job.toml"
 
 # The login of the host list wins over [ssh] user; the port is the one connected to.

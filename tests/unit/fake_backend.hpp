@@ -9,8 +9,11 @@
 // ignores them, KILL always does. The fake records every launch, every
 // signal and which ranks still run, for the test to check afterwards.
 //
-// This is the only file of the tests that implements the Backend interface:
-// when that interface changes, adapt the overrides below and nothing else.
+// It is a PerRankBackend (backends/per_rank_backend.hpp), as the local, ssh
+// and kubernetes backends are, so the tests run that skeleton's start and
+// signal_all too. This is the only file of the tests that implements the
+// Backend interface: when that interface changes, adapt the overrides below
+// and nothing else.
 #pragma once
 
 #include <algorithm>
@@ -27,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/launch/backend.hpp"
+#include "backends/per_rank_backend.hpp"
 #include "src/util/error.hpp"
 
 namespace ddl::test {
@@ -103,7 +106,7 @@ struct ExitRecord {
   FakeClock::time_point when;
 };
 
-class FakeBackend final : public Backend {
+class FakeBackend final : public PerRankBackend {
 public:
   // Which script rank `rank` follows in attempt `attempt` (0 first).
   using Scripter = std::function<RankScript(int rank, int attempt)>;
@@ -122,7 +125,7 @@ public:
 
   std::string_view name() const override { return "fake"; }
 
-  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> /*launches*/) override {
+  Result<void> prepare_gang(const Plan& plan, std::span<const RankLaunch> /*launches*/) override {
     std::lock_guard lock(m_mutex);
     ++m_prepared;
     m_prepared_world_size = plan.world_size;
@@ -132,11 +135,14 @@ public:
     return {};
   }
 
-  Result<void> start(const RankLaunch& launch, RankEvents& events) override {
-    return start_rank(launch.rank, launch.argv, launch.env, events);
+  // No host to reach.
+  std::vector<std::size_t> preflight_units(const Plan& /*plan*/) override { return {}; }
+
+  Result<void> start_rank(const RankLaunch& launch, RankEvents& events) override {
+    return start_scripted(launch.rank, launch.argv, launch.env, events);
   }
 
-  void signal(int rank, int signo) override { deliver(rank, signo); }
+  void signal_rank(int rank, int signo) override { deliver(rank, signo); }
 
   // Ends what still runs without reporting it: the supervisor (and its
   // RankEvents) may be gone by now. Such ranks are listed by left_at_shutdown().
@@ -235,8 +241,8 @@ private:
     std::optional<RankExit> forced;  // set by a signal that ends it
   };
 
-  Result<void> start_rank(int rank, const std::vector<std::string>& argv, const EnvList& env,
-                          RankEvents& events) {
+  Result<void> start_scripted(int rank, const std::vector<std::string>& argv, const EnvList& env,
+                              RankEvents& events) {
     std::unique_lock lock(m_mutex);
     int attempt = static_cast<int>(std::count_if(m_launches.begin(), m_launches.end(),
                                                  [&](const LaunchRecord& r) { return r.rank == rank; }));

@@ -42,7 +42,7 @@ inline JobSpec uneven_job() {
   job.command = {"python3 train.py > out.log"};
   job.command_is_shell = true;
   job.frameworks = {Framework::torch, Framework::tensorflow, Framework::horovod};
-  job.launch.np = 5;
+  job.launch.np.max = 5;
   job.tensorflow.ps = 1;
   job.tensorflow.evaluator = 1;
   job.tensorflow.port = 3000;

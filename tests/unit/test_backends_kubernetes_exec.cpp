@@ -112,8 +112,11 @@ TEST_CASE("kubectl exec runs ranks with their env, exit codes pass through", "[k
   REQUIRE(backend.prepare(plan_on({"trainer-1", "trainer-2"}), launches_of({"sh"})).has_value());
   Recorder events;
   const char* script = "printf '%s|%s|%s\\n' \"$DDL_RANK\" \"$ODD\" \"$PATH\"; echo oops >&2; exit $((DDL_RANK + 3))";
-  REQUIRE(backend.start(launch_of(0, "trainer-1", {"sh", "-c", script}), events).has_value());
-  REQUIRE(backend.start(launch_of(1, "trainer-2", {"sh", "-c", script}), events).has_value());
+  std::vector<RankLaunch> gang{launch_of(0, "trainer-1", {"sh", "-c", script}),
+                               launch_of(1, "trainer-2", {"sh", "-c", script})};
+  GangStart started = backend.start(gang, events);
+  REQUIRE_FALSE(started.error);
+  REQUIRE(started.started == 2);
   REQUIRE(events.wait_exits(2, std::chrono::seconds(20)));
   CHECK(events.out(0).starts_with("0|a 'b' $c\nd|"));
   CHECK(events.err(0) == "oops\n");
@@ -138,7 +141,8 @@ TEST_CASE("kubectl failures are launch errors", "[kubernetes]") {
   CHECK(denied.error().message ==
         "cannot start in 1 of 1 pod:\n  pod trainer-1: error: You must be logged in to the server (Unauthorized)");
   Recorder events;
-  REQUIRE(backend.start(launch_of(0, "trainer-1", {"true"}), events).has_value());
+  RankLaunch alone = launch_of(0, "trainer-1", {"true"});
+  REQUIRE(backend.start({&alone, 1}, events).started == 1);
   REQUIRE(events.wait_exits(1, std::chrono::seconds(20)));
   CHECK(events.exit(0).launch_error ==
         "kubectl exec in pod trainer-1 failed: error: You must be logged in to the server (Unauthorized)");
@@ -157,11 +161,12 @@ TEST_CASE("Signals and shutdown reach the process group inside the pod", "[kuber
   JobSpec job = fake_job({"sh"});
   KubernetesBackend backend(job.kubernetes);
   Recorder events;
-  REQUIRE(backend.start(launch_of(0, "trainer-1", {"sh", "-c", "trap 'echo got-usr1' USR1; echo up; while :; do sleep 0.05; done"}), events).has_value());
+  RankLaunch alone = launch_of(0, "trainer-1", {"sh", "-c", "trap 'echo got-usr1' USR1; echo up; while :; do sleep 0.05; done"});
+  REQUIRE(backend.start({&alone, 1}, events).started == 1);
   for (int i = 0; i < 200 && events.out(0).empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  backend.signal(0, SIGUSR1);
+  backend.signal_all(SIGUSR1);
   for (int i = 0; i < 200 && events.out(0).find("got-usr1") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -120,7 +120,7 @@ TEST_CASE("Tagged mpirun output goes back to each rank", "[mpirun]") {
   CHECK(got[11] == "boom\n");
   REQUIRE(output.first_failure().has_value());
   CHECK(*output.first_failure() == std::pair{1, 3});
-  CHECK(output.mpirun_text() == "-----\nPrimary job terminated\n");
+  CHECK(output.launcher_text() == "-----\nPrimary job terminated\n");
   CHECK(signalled_rank("mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed).") ==
         std::pair{1, 9});
 }
@@ -131,8 +131,8 @@ TEST_CASE("mpirun runs the gang locally; env, output and the failing rank pass t
   Recorder events;
   const char* script = "printf '%s|%s|%s|%s\\n' \"$DDL_RANK\" \"$OMPI_COMM_WORLD_RANK\" \"$ODD\" \"$DDL_TOKEN\";"
                        " [ \"$DDL_RANK\" = 1 ] && { echo bad >&2; exit 7; }; sleep 0.3";
-  REQUIRE(backend.start(launch_of(1, {"sh", "-c", script}), events).has_value());
-  REQUIRE(backend.start(launch_of(0, {"sh", "-c", script}), events).has_value());
+  std::vector<RankLaunch> gang{launch_of(0, {"sh", "-c", script}), launch_of(1, {"sh", "-c", script})};
+  REQUIRE(backend.start(gang, events).started == 2);
   REQUIRE(events.wait_exits(2, std::chrono::seconds(60)));
   CHECK(events.out(0) == "0|0|a 'b' $c\nd|s3cret\n");
   CHECK(events.out(1) == "1|1|plain|s3cret\n");
@@ -147,8 +147,8 @@ TEST_CASE("mpirun: a rank killed by a signal is reported as such", "[mpirun]") {
   REQUIRE(backend.prepare(local_plan(2), {}).has_value());
   Recorder events;
   const char* script = "[ \"$DDL_RANK\" = 0 ] && kill -9 $$; sleep 5";
-  REQUIRE(backend.start(launch_of(0, {"sh", "-c", script}), events).has_value());
-  REQUIRE(backend.start(launch_of(1, {"sh", "-c", script}), events).has_value());
+  std::vector<RankLaunch> gang{launch_of(0, {"sh", "-c", script}), launch_of(1, {"sh", "-c", script})};
+  REQUIRE(backend.start(gang, events).started == 2);
   REQUIRE(events.wait_exits(2, std::chrono::seconds(60)));
   CHECK(events.first() == 0);
   CHECK(events.exit(0).code == 128 + SIGKILL);

@@ -9,6 +9,7 @@
 
 #include "backends/slurm/srun_command.hpp"
 #include "backends/slurm/srun_output.hpp"
+#include "tests/unit/shell_run.hpp"
 
 using namespace ddl;
 
@@ -72,7 +73,7 @@ TEST_CASE("srun --label output: lines to ranks, markers out, the first own failu
   CHECK(output.step() == "7.2");
   REQUIRE(output.first_failure());
   CHECK(*output.first_failure() == std::pair{3, 3});
-  CHECK(output.srun_text() == "srun: error: h2: task 3: Exited with exit code 3\n");
+  CHECK(output.launcher_text() == "srun: error: h2: task 3: Exited with exit code 3\n");
 }
 
 TEST_CASE("srun --label output: srun's own report when the marker is lost", "[slurm]") {
@@ -103,17 +104,8 @@ TEST_CASE("srun rank script: a rank stopped by a signal is no bad exit to srun",
     const std::string script = slurm::rank_script(2);
     setenv("DDL_TEST_RANK_SCRIPT", script.c_str(), 1);
     setenv("DDL_TEST_RANK_COMMAND", rank_command.c_str(), 1);
-    FILE* pipe = popen("SLURM_PROCID=1 SLURM_JOB_ID=7 SLURM_STEP_ID=0 "
-                       "sh -c \"$DDL_TEST_RANK_SCRIPT\" ddl-rank sh -c \"$DDL_TEST_RANK_COMMAND\" 2>&1",
-                       "r");
-    REQUIRE(pipe != nullptr);
-    std::string said;
-    char buffer[256];
-    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
-      said += buffer;
-    }
-    int status = pclose(pipe);
-    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, said};
+    return test::run_shell("SLURM_PROCID=1 SLURM_JOB_ID=7 SLURM_STEP_ID=0 "
+                           "sh -c \"$DDL_TEST_RANK_SCRIPT\" ddl-rank sh -c \"$DDL_TEST_RANK_COMMAND\" 2>&1");
   };
   // A failure on its own: its code, to srun and in the marker.
   CHECK(run("exit 7") == std::pair{7, std::string("ddl-slurm: rank 1 exit 7\n")});

@@ -97,7 +97,7 @@ TEST_CASE("script_inventory: a missing script", "[discovery]") {
 TEST_CASE("discover_hosts: list, hostfile, and this machine alone", "[discovery]") {
   JobSpec job;
   SECTION("no source: localhost with --np slots") {
-    job.launch.np = 3;
+    job.launch.np.max = 3;
     auto hosts = discover_hosts(job);
     REQUIRE(hosts);
     REQUIRE(hosts->size() == 1);
@@ -108,7 +108,7 @@ TEST_CASE("discover_hosts: list, hostfile, and this machine alone", "[discovery]
     CHECK(static_cast<int>((*hosts)[0].gpus.size()) == local_gpu_count());
   }
   SECTION("a list keeps names as addresses, slots default from hosts.slots") {
-    job.hosts.list = {"a:2", "b"};
+    job.hosts.list = {HostSpec{"a", 2}, HostSpec{"b", std::nullopt}};
     job.hosts.slots = 3;
     auto hosts = discover_hosts(job);
     REQUIRE(hosts);

@@ -133,3 +133,18 @@ TEST_CASE("hostlist logins", "[hostlist]") {
   CHECK(logins("-o@a") == "error: a user that starts with '-' in '-o@a'");
   CHECK(logins("m;l@a") == "error: a user with other than letters, digits, '.', '_' and '-' in 'm;l@a'");
 }
+
+TEST_CASE("format_host_spec writes a spec that expands back to it", "[hostlist]") {
+  for (std::string_view text : {"gpu-a", "gpu-a:4", "ml@gpu-b:2222:2", "[fe80::1]:4", "fe80::1",
+                                "ml@[fe80::1]:2222:8", "node1:8 gpu=a100 rack=r1", "ml@gpu-b"}) {
+    auto specs = ddl::expand_hostlist(text);
+    REQUIRE(specs);
+    REQUIRE(specs->size() == 1);
+    CHECK(ddl::format_host_spec(specs->front()) == text);
+    auto again = ddl::expand_hostlist(ddl::format_host_spec(specs->front()));
+    REQUIRE(again);
+    CHECK(*again == *specs);
+  }
+  CHECK(ddl::format_login("ml", "fe80::1", 2222) == "ml@[fe80::1]:2222");
+  CHECK(ddl::format_login("", "10.0.0.5", std::nullopt) == "10.0.0.5");
+}

@@ -5,7 +5,8 @@
 #include <string>
 
 #include "src/render/launches.hpp"
-#include "src/render/render.hpp"
+#include "src/render/render_env.hpp"
+#include "src/render/render_interfaces.hpp"
 #include "src/util/net.hpp"
 #include "tests/unit/plan_fixtures.hpp"
 

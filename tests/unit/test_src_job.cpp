@@ -8,6 +8,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// The host list as text, one spec per host (format_host_spec).
+std::vector<std::string> list_text(const std::vector<ddl::HostSpec>& list) {
+  std::vector<std::string> out;
+  for (const auto& spec : list) out.push_back(ddl::format_host_spec(spec));
+  return out;
+}
+
 ddl::JobSpec parse(std::string_view text, const std::string& origin = "job.toml") {
   auto job = ddl::parse_job(text, origin, {});
   INFO((job ? std::string() : job.error().message));
@@ -39,7 +46,7 @@ TEST_CASE("an empty job file gives the documented defaults", "[job]") {
   CHECK_FALSE(job.hosts.slots.has_value());
   CHECK_FALSE(job.hosts.slots_from_gpus);
   CHECK(job.launch.backend == ddl::BackendKind::automatic);
-  CHECK_FALSE(job.launch.np.has_value());
+  CHECK_FALSE(job.launch.np.max.has_value());
   CHECK(job.launch.bind_gpus);
   CHECK(job.ssh.user.empty());
   CHECK_FALSE(job.ssh.port.has_value());
@@ -141,11 +148,12 @@ port = 3000
   CHECK(job.max_restarts == 3);
   CHECK(job.grace == 1500ms);
   CHECK(job.log_dir == "logs");
-  CHECK(job.hosts.list == std::vector<std::string>{"node[01-04]:8", "gpu-a:4"});
+  CHECK(list_text(job.hosts.list) ==
+        std::vector<std::string>{"node01:8", "node02:8", "node03:8", "node04:8", "gpu-a:4"});
   CHECK(job.hosts.slots == 2);
   CHECK(job.hosts.discovery_timeout == 5s);
   CHECK(job.launch.backend == ddl::BackendKind::ssh);
-  CHECK(job.launch.np == 16);
+  CHECK(job.launch.np.max == 16);
   CHECK_FALSE(job.launch.bind_gpus);
   CHECK(job.ssh.user == "ml");
   CHECK(job.ssh.port == 2200);
@@ -184,7 +192,7 @@ TEST_CASE("env may be a [job.env] table and frameworks may be empty", "[job]") {
 }
 
 TEST_CASE("hosts sources: list as one string, slurm, slots = gpus", "[job]") {
-  CHECK(parse("[hosts]\nlist = \"a:2,b\"\n").hosts.list == std::vector<std::string>{"a:2,b"});
+  CHECK(list_text(parse("[hosts]\nlist = \"a:2,b\"\n").hosts.list) == std::vector<std::string>{"a:2", "b"});
   CHECK(parse("[hosts]\nslurm = true\n").hosts.slurm == ddl::SlurmHosts::on);
   CHECK(parse("[hosts]\nslurm = false\n").hosts.slurm == ddl::SlurmHosts::off);
   ddl::JobSpec gpus = parse("[hosts]\nslots = \"gpus\"\n");
@@ -203,7 +211,7 @@ TEST_CASE("require_command", "[job]") {
   auto missing = ddl::require_command(job);
   REQUIRE_FALSE(missing);
   CHECK(missing.error().code == ddl::ExitCode::usage);
-  CHECK(missing.error().message == "no command: give one in [job] command or after --");
+  CHECK(missing.error().message == "no command: give one in [job] command, or after the options: ddl run [JOB] [options] PROGRAM [args]");
   job.command = {"true"};
   CHECK(ddl::require_command(job));
 }

@@ -229,6 +229,6 @@ TEST_CASE("rank and slot counts above ddl's limit are refused", "[job][errors]")
   CHECK(errors("[hosts]\nslots = 5000000\n") ==
         "job.toml:2:9: hosts.slots: must be between 1 and 1000000");
   ddl::Overrides big_np;
-  big_np.np = 5'000'000;
+  big_np.np = "5000000";
   CHECK(errors("", big_np) == "--np: 5000000 is above ddl's limit of 1000000 ranks");
 }

@@ -18,6 +18,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// The host list as text, one spec per host (format_host_spec).
+std::vector<std::string> list_text(const std::vector<ddl::HostSpec>& list) {
+  std::vector<std::string> out;
+  for (const auto& spec : list) out.push_back(ddl::format_host_spec(spec));
+  return out;
+}
+
 std::string errors(std::string_view text, const ddl::Overrides& overrides) {
   auto job = ddl::parse_job(text, "job.toml", overrides);
   return job ? std::string() : job.error().message;
@@ -83,7 +90,7 @@ TEST_CASE("options alone are enough without a job file", "[job][overrides]") {
   ddl::Overrides o;
   o.hosts = {"a:2,b:2"};
   o.backend = "ssh";
-  o.np = 3;
+  o.np = "3";
   o.timeout = "1h30m";
   o.max_restarts = 2;
   o.log_dir = "logs";
@@ -91,9 +98,9 @@ TEST_CASE("options alone are enough without a job file", "[job][overrides]") {
   o.command = {"python3", "train.py"};
   auto job = ddl::load_job("", o);
   REQUIRE(job);
-  CHECK(job->hosts.list == std::vector<std::string>{"a:2,b:2"});
+  CHECK(list_text(job->hosts.list) == std::vector<std::string>{"a:2", "b:2"});
   CHECK(job->launch.backend == ddl::BackendKind::ssh);
-  CHECK(job->launch.np == 3);
+  CHECK(job->launch.np.max == 3);
   CHECK(job->timeout == 90min);
   CHECK(job->max_restarts == 2);
   CHECK(job->log_dir == "logs");
@@ -107,15 +114,15 @@ TEST_CASE("overrides replace the job file's values", "[job][overrides]") {
                      "[hosts]\nslurm = true\nslots = 4\n[launch]\nnp = 2\n";
   ddl::Overrides o;
   o.hosts = {"x", "y:2"};
-  o.np = 5;
+  o.np = "5";
   o.env = {"B=flag", "Z=new"};
   o.command = {"true"};
   auto job = ddl::parse_job(text, "job.toml", o);
   REQUIRE(job);
-  CHECK(job->hosts.list == std::vector<std::string>{"x", "y:2"});
+  CHECK(list_text(job->hosts.list) == std::vector<std::string>{"x", "y:2"});
   CHECK(job->hosts.slurm == ddl::SlurmHosts::off);
   CHECK(job->hosts.slots == 4);
-  CHECK(job->launch.np == 5);
+  CHECK(job->launch.np.max == 5);
   CHECK(job->env == ddl::EnvList{{"A", "file"}, {"B", "flag"}, {"Z", "new"}});
   CHECK(job->command == std::vector<std::string>{"true"});
   CHECK_FALSE(job->command_is_shell);
@@ -134,7 +141,7 @@ TEST_CASE("the hostfile option replaces the job file's host source", "[job][over
 
 TEST_CASE("override errors name the option, without a file position", "[job][overrides]") {
   ddl::Overrides o;
-  o.np = 0;
+  o.np = "0";
   o.max_restarts = -1;
   o.timeout = "soon";
   o.backend = "sssh";

@@ -58,7 +58,7 @@ TEST_CASE("job file: [placement] and the elastic [launch] keys", "[labels][resta
   CHECK(job->placement.strategy == PlacementStrategy::spread);
   CHECK(format_labels(job->placement.constraints) == "gpu=a100");
   CHECK(job->placement.order == "rack");
-  CHECK(job->launch.min_np == 4);
+  CHECK(job->launch.np.min == 4);
   CHECK(job->launch.max_host_losses == 2);
   CHECK(job->launch.host_failures == 3);
   CHECK(job->launch.restart_on == std::vector<int>{75});
@@ -89,18 +89,18 @@ TEST_CASE("label_need: labels that cost a call are read only when used", "[label
 
 TEST_CASE("np range option (MIN and MAX) sets min_np and np", "[labels][restart]") {
   Overrides range;
-  range.np_range = "3:4";
+  range.np = "3:4";
   auto job = parse_job("", "job.toml", range);
   REQUIRE(job);
-  CHECK(job->launch.np == 4);
-  CHECK(job->launch.min_np == 3);
-  range.np_range = "5";
+  CHECK(job->launch.np.max == 4);
+  CHECK(job->launch.np.min == 3);
+  range.np = "5";
   job = parse_job("", "job.toml", range);
   REQUIRE(job);
-  CHECK(job->launch.np == 5);
-  CHECK_FALSE(job->launch.min_np);
-  range.np_range = "4:3";
+  CHECK(job->launch.np.max == 5);
+  CHECK_FALSE(job->launch.np.min);
+  range.np = "4:3";
   CHECK(job_errors("", range) == "--np: the least (4) is more than the most (3)");
-  range.np_range = "x:3";
+  range.np = "x:3";
   CHECK(job_errors("", range) == "--np: 'x:3' is not N or MIN:MAX");
 }

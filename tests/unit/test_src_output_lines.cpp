@@ -8,6 +8,7 @@
 #include "captured_file.hpp"
 #include "src/launch/output.hpp"
 #include "src/launch/output_lines.hpp"
+#include "src/util/text.hpp"
 
 namespace {
 // Each piece, followed by "+" when it is partial and "<CR>" when a '\r' ended it.

@@ -3,7 +3,7 @@
 
 #include "src/plan/plan.hpp"
 #include "src/plan/placement.hpp"
-#include "src/render/render.hpp"
+#include "src/render/render_plan.hpp"
 #include "tests/unit/golden.hpp"
 #include "tests/unit/plan_fixtures.hpp"
 
@@ -48,24 +48,24 @@ Inventory racks() {
 
 TEST_CASE("placement: without a strategy, the first hosts in order", "[placement]") {
   JobSpec job;
-  job.launch.np = 6;
+  job.launch.np.max = 6;
   CHECK(placed(must(job, racks())) == "h1:4 h2:2");
 }
 
 TEST_CASE("placement: pack is best fit, fewest hosts, fullest first", "[placement]") {
   JobSpec job;
   job.placement.strategy = PlacementStrategy::pack;
-  job.launch.np = 6;
+  job.launch.np.max = 6;
   CHECK(placed(must(job, racks())) == "h3:6");  // one host can take all: the smallest that can
-  job.launch.np = 4;
+  job.launch.np.max = 4;
   CHECK(placed(must(job, racks())) == "h1:4");  // h1 and h4 fit exactly; the first listed wins
-  job.launch.np = 11;
+  job.launch.np.max = 11;
   CHECK(placed(must(job, racks())) == "h1:3 h3:8");  // the largest, then the smallest that fits the rest
-  job.launch.np = 18;
+  job.launch.np.max = 18;
   CHECK(placed(must(job, racks())) == "h1:4 h2:2 h3:8 h4:4");
   Plan plan = must(job, racks());
   CHECK(plan.placement == "pack, 4 of 4 hosts");
-  job.launch.np = 6;
+  job.launch.np.max = 6;
   plan = must(job, racks());
   CHECK(plan.placement == "pack: best fit, fewest hosts, fullest first, 1 of 4 hosts");
   REQUIRE(plan.left_out.size() == 3);
@@ -76,11 +76,11 @@ TEST_CASE("placement: pack is best fit, fewest hosts, fullest first", "[placemen
 TEST_CASE("placement: spread uses as many hosts as it can, evenly", "[placement]") {
   JobSpec job;
   job.placement.strategy = PlacementStrategy::spread;
-  job.launch.np = 6;
+  job.launch.np.max = 6;
   CHECK(placed(must(job, racks())) == "h1:2 h2:2 h3:1 h4:1");
-  job.launch.np = 3;
+  job.launch.np.max = 3;
   CHECK(placed(must(job, racks())) == "h1:1 h2:1 h3:1");
-  job.launch.np = 14;  // h2 is full after 2: the rest go round the others
+  job.launch.np.max = 14;  // h2 is full after 2: the rest go round the others
   CHECK(placed(must(job, racks())) == "h1:4 h2:2 h3:4 h4:4");
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("placement: constraints leave hosts out and say why", "[placement]") {
   CHECK(plan.left_out[0].name == "h3");
   CHECK(plan.left_out[0].why == "constraint gpu=a100: has gpu=v100");
   CHECK(plan.left_out[1].why == "constraint gpu=a100: no label gpu");
-  job.launch.np = 7;
+  job.launch.np.max = 7;
   auto too_many = make_plan(job, racks());
   REQUIRE_FALSE(too_many);
   CHECK(too_many.error().code == ExitCode::usage);
@@ -121,8 +121,8 @@ TEST_CASE("placement: constraints leave hosts out and say why", "[placement]") {
 
 TEST_CASE("placement: min_np runs on fewer slots, never below min_np", "[placement]") {
   JobSpec job;
-  job.launch.np = 8;
-  job.launch.min_np = 4;
+  job.launch.np.max = 8;
+  job.launch.np.min = 4;
   Inventory hosts = {make_host("a", 2), make_host("b", 2), make_host("c", 2)};
   CHECK(must(job, hosts).world_size == 6);
   hosts.pop_back();
@@ -140,7 +140,7 @@ TEST_CASE("placement: the plan table and JSON say how and why", "[placement][ren
   job.placement.strategy = PlacementStrategy::pack;
   job.placement.constraints = {{"gpu", "a100"}};
   job.placement.order = "rack";
-  job.launch.np = 5;
+  job.launch.np.max = 5;
   const Plan plan = must(job, racks());
   LaunchContext ctx;
   test::check_golden("placement_plan.txt", plan_table(job, plan, ctx));

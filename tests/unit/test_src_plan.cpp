@@ -33,7 +33,7 @@ TEST_CASE("make_plan fills hosts in order, host by host", "[plan]") {
 
 TEST_CASE("make_plan: np below the slots drops unused hosts", "[plan]") {
   JobSpec job;
-  job.launch.np = 3;
+  job.launch.np.max = 3;
   auto plan = make_plan(job, {make_host("a", 2), make_host("b", 2), make_host("c", 2)});
   REQUIRE(plan);
   CHECK(plan->hosts.size() == 2);
@@ -43,12 +43,12 @@ TEST_CASE("make_plan: np below the slots drops unused hosts", "[plan]") {
 
 TEST_CASE("make_plan: np errors name both numbers, exit 2", "[plan]") {
   JobSpec job;
-  job.launch.np = 9;
+  job.launch.np.max = 9;
   auto plan = make_plan(job, {make_host("a", 4), make_host("b", 4)});
   REQUIRE_FALSE(plan);
   CHECK(plan.error().code == ExitCode::usage);
   CHECK(plan.error().message == "np 9 is more than the 8 slots of 2 hosts");
-  job.launch.np = 0;
+  job.launch.np.max = 0;
   plan = make_plan(job, {make_host("a", 4)});
   REQUIRE_FALSE(plan);
   CHECK(plan.error().message == "np must be at least 1, not 0");

@@ -5,7 +5,10 @@
 #include <cstdlib>
 
 #include "src/render/launches.hpp"
-#include "src/render/render.hpp"
+#include "src/render/frameworks/tensorflow.hpp"
+#include "src/render/render_env.hpp"
+#include "src/render/render_files.hpp"
+#include "src/render/render_plan.hpp"
 #include "tests/unit/golden.hpp"
 #include "tests/unit/plan_fixtures.hpp"
 

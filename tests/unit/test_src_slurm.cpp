@@ -90,7 +90,7 @@ TEST_CASE("uses_slurm_allocation: automatic inside an allocation, off by slurm =
   job.hosts.slurm = SlurmHosts::off;
   CHECK_FALSE(uses_slurm_allocation(job));
   job.hosts.slurm = SlurmHosts::automatic;
-  job.hosts.list = {"a:2"};
+  job.hosts.list = {ddl::HostSpec{"a", 2}};
   CHECK_FALSE(uses_slurm_allocation(job));
   job.hosts.list.clear();
   job.hosts.hostfile = "hosts.txt";

@@ -2,12 +2,16 @@
 // ddl sweep: [sweep] validation, trial expansion, packing, metrics.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
 #include "src/job/job.hpp"
 #include "src/sweep/metric.hpp"
 #include "src/sweep/packer.hpp"
+#include "src/sweep/runner.hpp"
+#include "src/sweep/trial_contract.hpp"
 #include "src/sweep/trials.hpp"
 
 namespace {
@@ -134,16 +138,16 @@ TEST_CASE("SlotPool packs best fit and avoids failed hosts where it can", "[swee
   ddl::sweep::SlotPool pool(hosts({4, 2, 4}));
   auto a = pool.take(2);
   REQUIRE(a);
-  CHECK(ddl::sweep::host_spec(pool, *a) == "h2:2");  // the fullest host it fits on
+  CHECK(ddl::sweep::hosts_text(pool.specs(*a)) == "h2:2");  // the fullest host it fits on
   auto b = pool.take(3);
   REQUIRE(b);
-  CHECK(ddl::sweep::host_spec(pool, *b) == "h1:3");
+  CHECK(ddl::sweep::hosts_text(pool.specs(*b)) == "h1:3");
   auto c = pool.take(6);
   CHECK_FALSE(c);  // needs two whole hosts; h1 is busy
   pool.release(*b);
   auto d = pool.take(6);
   REQUIRE(d);
-  CHECK(ddl::sweep::host_spec(pool, *d) == "h1:4,h3:2");
+  CHECK(ddl::sweep::hosts_text(pool.specs(*d)) == "h1:4,h3:2");
   pool.release(*d);
   pool.release(*a);
   auto e = pool.take(1, {1});
@@ -156,4 +160,118 @@ TEST_CASE("SlotPool packs best fit and avoids failed hosts where it can", "[swee
   auto f = small.take(1, {0});  // no other host could ever hold it: the failed one it is
   REQUIRE(f);
   CHECK(ddl::sweep::host_names(small, *f) == "h1");
+}
+
+TEST_CASE("a trial's hosts keep their login, labels and the GPUs of its slots", "[sweep]") {
+  ddl::Inventory inventory = hosts({4, 2});
+  inventory[0].user = "ml";
+  inventory[0].port = 2222;
+  inventory[0].labels = {{"rack", "r1"}};
+  inventory[0].gpus = {0, 1, 2, 3};
+  ddl::sweep::SlotGpus gpus{{{0}, {1}, {2}, {3}}, {{0}, {1}}};
+  ddl::sweep::SlotPool pool(inventory, gpus);
+  auto busy = pool.take(3);
+  REQUIRE(busy);
+  auto placed = pool.take(1, {1});  // h1's last slot: its GPU 3
+  REQUIRE(placed);
+  const auto specs = pool.specs(*placed);
+  REQUIRE(specs.size() == 1);
+  CHECK(ddl::sweep::hosts_text(specs) == "ml@h1:2222:1 rack=r1");
+  CHECK(specs[0].gpus == std::vector<int>{3});
+  CHECK(pool.gpus_of(placed->front()) == std::vector<int>{3});
+  // h2's GPUs are not known (its slots stand for GPUs 0 and 1): none in its spec.
+  auto other = pool.take(2);
+  REQUIRE(other);
+  CHECK(pool.specs(*other).front().gpus.empty());
+  CHECK(pool.gpus_of(other->front()) == std::vector<int>{0, 1});
+}
+
+namespace {
+
+ddl::sweep::TrialRequest sample_request(const std::filesystem::path& dir) {
+  ddl::sweep::TrialRequest request;
+  request.trial = 3;
+  request.attempt = 1;
+  request.trial_dir = (dir / "trial-0003").string();
+  request.job.file = (dir / "job.toml").string();
+  request.job.toml = "[job]\ncommand = [\"true\"]\nenv = { V = \"one\" }\n[hosts]\nslots = \"gpus\"\n"
+                     "[sweep]\nmetric = { name = \"loss\" }\n[sweep.parameters]\nlr = [0.1, 0.2]\n";
+  request.job.options.env = {"X=1"};
+  request.job.options.timeout = "5m";
+  request.backend = "ssh";
+  request.hosts = {ddl::HostSpec{"gpu-b", 2, "ml", 2222, {{"rack", "r1"}}, {2, 3}}};
+  request.np = 2;
+  request.parameters = {{"lr", 0.1}, {"name", std::string("adam")}, {"n", 3LL}, {"on", true}};
+  request.env = {{"DDL_TRIAL", "3"}, {"V", "two"}};
+  request.command = {"python3", "train.py", "--lr", "0.1"};
+  request.log_dir = request.trial_dir + "/attempt-1";
+  request.result = request.trial_dir + "/result.json";
+  return request;
+}
+
+} // namespace
+
+TEST_CASE("a trial request reads back as written, and makes the trial's job", "[sweep][contract]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("ddl-contract-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto request = sample_request(dir);
+  const std::string path = (dir / "request.json").string();
+  REQUIRE(ddl::sweep::write_json_file(path, ddl::sweep::request_json(request)));
+  auto read = ddl::sweep::read_request(path);
+  REQUIRE(read);
+  CHECK(ddl::sweep::request_json(*read) == ddl::sweep::request_json(request));
+  CHECK(read->hosts == request.hosts);
+  auto job = ddl::sweep::trial_job(*read);
+  REQUIRE(job);
+  CHECK(job->hosts.list == request.hosts);  // typed: user, port, labels and GPUs kept
+  CHECK_FALSE(job->hosts.slots_from_gpus);  // not probed again
+  CHECK(job->launch.np.max == 2);
+  CHECK(job->launch.backend == ddl::BackendKind::ssh);
+  CHECK(job->command == request.command);
+  CHECK(job->log_dir == request.log_dir);
+  CHECK(job->timeout == ddl::Millis{300'000});
+  CHECK(job->env == ddl::EnvList{{"X", "1"}, {"DDL_TRIAL", "3"}, {"V", "two"}});
+  // Another version, or a key missing, is refused with the file named.
+  ddl::Json doc = ddl::sweep::request_json(request);
+  doc["version"] = 2;
+  REQUIRE(ddl::sweep::write_json_file(path, doc));
+  auto newer = ddl::sweep::read_request(path);
+  REQUIRE_FALSE(newer);
+  CHECK(newer.error().message == path + ": not a trial request of version 1: version 2; this ddl reads version 1");
+  doc = ddl::sweep::request_json(request);
+  doc.erase("np");
+  REQUIRE(ddl::sweep::write_json_file(path, doc));
+  auto partial = ddl::sweep::read_request(path);
+  REQUIRE_FALSE(partial);
+  CHECK(partial.error().message == path + ": not a trial request of version 1: no \"np\"");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a trial result reads back; the metric comes from metrics.json, then rank 0's logs",
+          "[sweep][contract]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("ddl-result-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "rank-0.attempt-1.stdout.log").string();
+  const std::string err = (dir / "rank-0.attempt-1.stderr.log").string();
+  std::ofstream(out) << "step 1\n";
+  std::ofstream(err) << "loss=0.25\n";
+  auto found = ddl::sweep::find_metric(dir.string(), {out, err}, "loss");
+  REQUIRE(found);
+  CHECK(found->value == 0.25);
+  CHECK(found->source == err);
+  std::ofstream(dir / "metrics.json") << R"({"loss": 0.5})";
+  found = ddl::sweep::find_metric(dir.string(), {out, err}, "loss");
+  REQUIRE(found);
+  CHECK(found->source == (dir / "metrics.json").string());
+  ddl::sweep::TrialResult result{3, 1, 0, "ok"};
+  result.metric = 0.5;
+  result.metric_source = found->source;
+  const std::string path = (dir / "result.json").string();
+  REQUIRE(ddl::sweep::write_json_file(path, ddl::sweep::result_json(result)));
+  auto read = ddl::sweep::read_result(path);
+  REQUIRE(read);
+  CHECK(read->reason == "ok");
+  CHECK(read->metric == 0.5);
+  CHECK_FALSE(ddl::sweep::read_result((dir / "absent.json").string()));
+  std::filesystem::remove_all(dir);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Libraries opened at run time (CUDA, NCCL, MPI), so that one ddl binary runs
-// on hosts without them.
+// Libraries opened at run time (CUDA, NCCL, MPI, PMIx), so that one ddl
+// binary runs on hosts without them.
 #pragma once
 
 #include <dlfcn.h>
@@ -10,7 +10,7 @@
 
 #include <fmt/core.h>
 
-namespace ddl::coll {
+namespace ddl {
 
 // The first of `names` that opens (RTLD_GLOBAL: their own plugins resolve
 // symbols through it); nullptr with every name tried listed in `tried`.
@@ -33,4 +33,4 @@ template <typename T> bool bind(void* lib, const char* symbol, T& out, std::stri
   return out != nullptr;
 }
 
-} // namespace ddl::coll
+} // namespace ddl

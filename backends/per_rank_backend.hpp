@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/launch/backend.hpp"
+
+namespace ddl {
+
+// The skeleton of a backend that starts each rank itself (local, ssh,
+// kubernetes), as PRRTE's plm/base is of its launchers: the gang-wide parts
+// live here once, the backend supplies what differs per rank and per host.
+//
+//   prepare(): prepare_gang(), then one preflight fan-out over the units
+//     preflight_units() names (a host, or one of its connections) at most
+//     preflight_fanout() at once, with one status line (HostProgress,
+//     "ready"), then one report of every host that failed ("cannot start on
+//     N of M hosts:" and a line per host), or the backend's ready line (-v).
+//   start(): start_rank() for each rank in order; Ctrl-C or the deadline
+//     between two ranks stops it there.
+//   signal_all(): signal_rank() for each rank started and not yet ended.
+class PerRankBackend : public Backend {
+public:
+  Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) final;
+  GangStart start(std::span<const RankLaunch> launches, RankEvents& events) final;
+  void signal_all(int signo) final;
+
+protected:
+  // How the preflight report names what it reached.
+  struct PreflightWords {
+    std::string_view preposition = "on";  // "cannot start on 2 of 5 hosts"
+    std::string_view noun = "host";
+  };
+
+  // Before the fan-out: what the gang needs as a whole (the local backend's
+  // open files and lifeline). Default: nothing.
+  virtual Result<void> prepare_gang(const Plan& plan, std::span<const RankLaunch> launches);
+  // The preflight's units, each the index of its host in plan.hosts, in
+  // host order (ssh: one per connection). Default: one per host.
+  virtual std::vector<std::size_t> preflight_units(const Plan& plan);
+  // One unit's preflight, on a thread of the fan-out: reach the host and
+  // check what `launches` need there. An error is the host's problem; a stop
+  // error (Ctrl-C, the deadline) ends prepare() with it. Default: ok.
+  virtual Result<void> preflight_unit(std::size_t unit, const Plan& plan, std::span<const RankLaunch> launches);
+  // After every unit passed: keep what the units made. Returns the ready
+  // line logged under -v ("" none). Default: "".
+  virtual std::string preflight_passed(const Plan& plan);
+  virtual int preflight_fanout() const { return 16; }
+  virtual PreflightWords preflight_words() const { return {}; }
+  // How the report names a host ("gpu-a", "pod trainer-0").
+  virtual std::string host_label(const Host& host) const { return host.name; }
+
+  // Starts one rank; `events` hears its start, output and end.
+  virtual Result<void> start_rank(const RankLaunch& launch, RankEvents& events) = 0;
+  // `signo` to one running rank's process group.
+  virtual void signal_rank(int rank, int signo) = 0;
+
+private:
+  // Passes the events on, keeping which ranks have ended (signal_all skips them).
+  class Ends final : public RankEvents {
+  public:
+    void reset(std::size_t world, RankEvents& events);
+    void started(int rank, long pid) override { events_->started(rank, pid); }
+    void output(int rank, Stream stream, std::string_view bytes) override { events_->output(rank, stream, bytes); }
+    void exited(int rank, const RankExit& how) override;
+    void mark(int rank, bool running);
+    std::vector<int> running() const;
+
+  private:
+    RankEvents* events_ = nullptr;
+    mutable std::mutex mutex_;
+    std::vector<char> running_;
+  };
+
+  Ends ends_;
+};
+
+} // namespace ddl

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// `ddl torchrun`, `ddl mpirun`, `ddl horovodrun`, `ddl deepspeed`: a peer's
+// command line read by its personality (src/persona), then the one pipeline
+// of `ddl run`.
+#include "cmd/persona.hpp"
+
+#include <cstdio>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "cmd/command.hpp"
+#include "cmd/run.hpp"
+
+namespace ddl::cmd {
+
+namespace {
+
+Result<int> run_launch(persona::Launch& launch) {
+  CommonOptions common;
+  common.job_file = launch.job_file;
+  common.overrides = launch.overrides;
+  common.verbose = launch.verbose;
+  common.quiet = launch.quiet;
+  auto job = load_job_for(common, JobClock::starts);
+  if (!job) {
+    return fail(job.error());
+  }
+  for (const std::string& warning : launch.warnings) {
+    spdlog::warn("{}", warning);
+  }
+  for (const persona::JobEdit& edit : launch.job_edits) {
+    edit(*job);
+  }
+  if (auto has_command = require_command(*job); !has_command) {
+    return fail(has_command.error());
+  }
+  auto after_plan = [&launch](JobSpec& planned_job, const PlannedJob& planned) -> Result<void> {
+    const persona::PlanView view{planned.plan, planned.backend->ranks_are_local()};
+    for (const persona::PlanEdit& edit : launch.plan_edits) {
+      if (auto done = edit(planned_job, view); !done) {
+        return done;
+      }
+    }
+    return {};
+  };
+  return run_loaded_job(*job, launch.dry_run, false, after_plan);
+}
+
+} // namespace
+
+void add_personas(CLI::App& app) {
+  for (const persona::Persona& persona : persona::personas()) {
+    // Listed in `ddl --help`; run_persona reads their words itself.
+    app.add_subcommand(std::string(persona.name), std::string(persona.summary))->allow_extras();
+  }
+}
+
+int run_persona(const persona::Persona& persona, const std::vector<std::string>& args) {
+  const persona::Machine machine = persona::this_machine();
+  auto launch = persona.read(args, machine);
+  if (!launch) {
+    int code = report(launch.error());
+    fmt::print(stderr, "Run 'ddl {} --help' for usage.\n", persona.name);
+    return code;
+  }
+  if (launch->help) {
+    write_stdout(persona.help());
+    return 0;
+  }
+  auto code = run_launch(*launch);
+  return code ? *code : report(code.error());
+}
+
+} // namespace ddl::cmd

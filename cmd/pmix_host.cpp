@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+// `ddl worker pmix-host --ranks N -- PROGRAM ARGS...` (hidden): this host's
+// PMIx server and ranks (src/pmix/host.hpp), before the backends host it
+// themselves (issue 33). Alone it runs a job of one host. Started as the
+// ranks of `ddl run` (one per host), each joins the job rendezvous as that
+// rank: the hosts' names and rank counts, then every PMIx fence, go through
+// its allgather.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/core.h>
+
+#include "cmd/command.hpp"
+#include "rendezvous/client.hpp"
+#include "src/pmix/host.hpp"
+#include "src/util/duration.hpp"
+#include "src/util/net.hpp"
+#include "src/util/process.hpp"
+#include "src/util/signals.hpp"
+#include "src/util/text.hpp"
+
+namespace ddl::cmd {
+
+namespace {
+
+constexpr Millis k_join_timeout{300'000};
+
+struct PmixHostFlags {
+  int ranks = 1;
+  std::string grace = "10s";
+  std::string fence_timeout = "8760h";
+};
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+// "NAME\nRANKS\nNSPACE": what each host tells the others at the start.
+std::string describe_host(const pmix::HostShare& share, const std::string& nspace) {
+  return fmt::format("{}\n{}\n{}", share.name, share.ranks, nspace);
+}
+
+Result<pmix::JobLayout> layout_from(const std::vector<std::string>& hosts, int this_host) {
+  pmix::JobLayout layout;
+  layout.this_host = this_host;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    auto fields = split(hosts[i], '\n');
+    auto ranks = fields.size() == 3 ? parse_int(fields[1]) : std::nullopt;
+    if (!ranks) {
+      return fail(ExitCode::launch, fmt::format("PMIx host {} sent a malformed description", i));
+    }
+    layout.hosts.push_back({fields[0], static_cast<int>(*ranks)});
+    if (i == 0) {
+      layout.nspace = fields[2];  // host 0 names the namespace for all
+    }
+  }
+  return layout;
+}
+
+// The environment of the ranks: ours without the job rendezvous' address and
+// secret (the ranks are not members of that world: the hosts are).
+std::vector<std::string> rank_base_env() {
+  std::vector<std::string> env;
+  for (const auto& entry : environment_with({})) {
+    if (!entry.starts_with("DDL_RENDEZVOUS=") && !entry.starts_with("DDL_TOKEN=")) {
+      env.push_back(entry);
+    }
+  }
+  return env;
+}
+
+Result<int> run_pmix_host(const PmixHostFlags& flags) {
+  if (auto armed = stop::arm(); !armed) return fail(armed.error());
+  auto grace = parse_duration(flags.grace);
+  auto fence_timeout = parse_duration(flags.fence_timeout);
+  if (!grace || !fence_timeout) {
+    return fail(ExitCode::usage, "--grace and --fence-timeout take a duration such as 10s");
+  }
+  if (flags.ranks < 1 || trailing_command().empty()) {
+    return fail(ExitCode::usage, "usage: ddl worker pmix-host --ranks N -- PROGRAM [ARGS...]");
+  }
+  pmix::HostRun run;
+  run.argv = trailing_command();
+  run.env = rank_base_env();
+  run.grace = *grace;
+  std::string name = net::own_hostname();
+  pmix::HostShare mine{name.empty() ? "localhost" : name, flags.ranks};
+  std::string nspace = "ddl-" + env_or("DDL_JOB", std::to_string(::getpid())) + "-" +
+                       env_or("DDL_ATTEMPT", "0");
+  std::vector<std::string> hosts{describe_host(mine, nspace)};
+  int this_host = 0;
+  std::shared_ptr<rendezvous::Client> shared;  // the fences' thread may outlive us
+  if (std::atoi(env_or("DDL_WORLD_SIZE", "1").c_str()) > 1) {
+    auto who = rendezvous::join_info_from_env();
+    if (!who) return fail(who.error());
+    auto client = rendezvous::Client::connect(*who, k_join_timeout);
+    if (!client) return fail(client.error());
+    shared = std::make_shared<rendezvous::Client>(std::move(*client));
+    auto all = shared->allgather(hosts.front(), k_join_timeout);
+    if (!all) return fail(all.error());
+    hosts = std::move(*all);
+    this_host = who->rank;
+    run.allgather = [shared, timeout = *fence_timeout](const std::string& value) {
+      return shared->allgather(value, timeout);
+    };
+  }
+  auto layout = layout_from(hosts, this_host);
+  if (!layout) return fail(layout.error());
+  run.layout = std::move(*layout);
+  auto result = pmix::run_host(run);
+  if (!result) return fail(result.error());
+  if (result->code != 0) {
+    fmt::print(stderr, "ddl: error: {}\n", result->reason);
+  } else if (shared) {
+    shared->close();  // a clean leave: no fence is in flight after success
+  }
+  return result->code;
+}
+
+} // namespace
+
+void add_pmix_host_worker(CLI::App& worker, Command& selected) {
+  auto flags = std::make_shared<PmixHostFlags>();
+  CLI::App* sub = worker.add_subcommand("pmix-host", "This host's PMIx server and MPI ranks");
+  sub->add_option("--ranks", flags->ranks, "How many ranks this host starts");
+  sub->add_option("--grace", flags->grace, "After the stop signal, SIGKILL");
+  sub->add_option("--fence-timeout", flags->fence_timeout, "How long a fence may wait for the hosts");
+  sub->callback([&selected, flags] {
+    selected = [flags] {
+      auto code = run_pmix_host(*flags);
+      return code ? *code : report(code.error());
+    };
+  });
+}
+
+} // namespace ddl::cmd

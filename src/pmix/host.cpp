@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+#include "src/pmix/host.hpp"
+
+#include <poll.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include <fmt/core.h>
+
+#include "src/pmix/host_events.hpp"
+#include "src/pmix/host_outcome.hpp"
+#include "src/pmix/line_relay.hpp"
+#include "src/pmix/server.hpp"
+#include "src/util/lifeline.hpp"
+#include "src/util/process.hpp"
+#include "src/util/signals.hpp"
+
+namespace ddl::pmix {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int k_poll_ms = 100;
+constexpr Millis k_drain_after_exit{2000};
+
+struct LocalRank {
+  int rank = 0;
+  pid_t pid = -1;
+  bool reaped = false;
+  LineRelay out;
+  LineRelay err;
+};
+
+ServerEvents server_events(const std::shared_ptr<HostEventBox>& box, FenceExchange& exchange) {
+  using Kind = HostEvent::Kind;
+  ServerEvents events;
+  events.connected = [box](int rank) { box->push({Kind::connected, rank, 0, ""}); };
+  events.finalized = [box](int rank) { box->push({Kind::finalized, rank, 0, ""}); };
+  events.aborted = [box](int rank, int status, std::string message) {
+    box->push({Kind::aborted, rank, status, std::move(message)});
+  };
+  events.fence = [box, &exchange](std::string mine, FenceDone done) {
+    exchange.submit(std::move(mine), [box, done = std::move(done)](Result<std::string> all) {
+      if (!all) {
+        box->push({Kind::failed, 0, to_int(all.error().code),
+                   "the PMIx fence across hosts failed: " + all.error().message});
+      }
+      done(std::move(all));
+    });
+  };
+  return events;
+}
+
+// `env` without PMIX_* entries: a rank gets its PMIx variables from this
+// server alone, never those of a PMIx job ddl itself runs in.
+std::vector<std::string> without_pmix(const std::vector<std::string>& env) {
+  std::vector<std::string> kept;
+  for (const auto& entry : env) {
+    if (!entry.starts_with("PMIX_")) {
+      kept.push_back(entry);
+    }
+  }
+  return kept;
+}
+
+std::string spawn_error(const HostRun& run, int rank, const SpawnFailure& failure) {
+  return fmt::format("cannot start rank {} ({}): {}", rank, run.argv.front(),
+                     std::strerror(failure.error));
+}
+
+// Starts every local rank; the first that cannot start is a failure (and
+// the ranks after it are not started).
+std::vector<LocalRank> start_ranks(const HostRun& run, const Server& server, Lifeline& lifeline,
+                                   HostOutcome& outcome) {
+  std::vector<LocalRank> ranks;
+  const auto& layout = run.layout;
+  auto base_env = without_pmix(run.env);
+  for (int rank = layout.first_local_rank();
+       rank < layout.first_local_rank() + layout.local_ranks() && !outcome.failing(); ++rank) {
+    auto pmix_env = server.rank_env(rank);
+    if (!pmix_env) {
+      outcome.failed(to_int(pmix_env.error().code), pmix_env.error().message);
+      break;
+    }
+    SpawnSpec spec;
+    spec.argv = run.argv;
+    spec.env = environment_with(base_env, *pmix_env);
+    spec.group = ProcessGroup::new_group;
+    spec.death_signal = SIGKILL;
+    auto started = spawn_process(spec);
+    if (!started) {
+      outcome.failed(to_int(ExitCode::launch), spawn_error(run, rank, started.failure));
+      break;
+    }
+    lifeline.watch(started.child.pid);
+    close_fd(started.child.in_fd);
+    ranks.push_back({rank, started.child.pid, false, LineRelay(started.child.out_fd, 1),
+                     LineRelay(started.child.err_fd, 2)});
+  }
+  // Ranks never started count as ended, so that the host can finish.
+  for (int rank = layout.first_local_rank() + static_cast<int>(ranks.size());
+       rank < layout.first_local_rank() + layout.local_ranks(); ++rank) {
+    outcome.exited(rank, ProcessExit{});
+  }
+  return ranks;
+}
+
+void apply(const HostEvent& event, HostOutcome& outcome) {
+  switch (event.kind) {
+  case HostEvent::Kind::connected: outcome.connected(event.rank); break;
+  case HostEvent::Kind::finalized: outcome.finalized(event.rank); break;
+  case HostEvent::Kind::aborted: outcome.aborted(event.rank, event.status, event.message); break;
+  case HostEvent::Kind::failed: outcome.failed(event.status, event.message); break;
+  }
+}
+
+// The supervising loop's state between turns.
+class Supervisor {
+public:
+  Supervisor(std::vector<LocalRank>& ranks, HostEventBox& box, HostOutcome& outcome, Millis grace)
+      : m_ranks(ranks), m_box(box), m_outcome(outcome), m_grace(grace) {}
+
+  void run() {
+    while (!finished()) {
+      wait_and_relay();
+      // Reaped before the events are read: an abort or a finalize, told
+      // before the rank could exit, is then always seen before its exit.
+      auto exits = reap();
+      for (const auto& event : m_box.take()) {
+        apply(event, m_outcome);
+      }
+      for (const auto& [rank, how] : exits) {
+        m_outcome.exited(rank, how);
+      }
+      stop_when_asked();
+      end_ranks_when_failing();
+    }
+  }
+
+private:
+  bool finished() {
+    if (!m_outcome.all_exited()) {
+      return false;
+    }
+    if (!m_drain_until) {
+      signal_groups(SIGKILL, true);  // what a rank left behind in its group
+      m_drain_until = Clock::now() + k_drain_after_exit;
+    }
+    bool open = false;
+    for (auto& rank : m_ranks) {
+      open = open || rank.out.fd() >= 0 || rank.err.fd() >= 0;
+    }
+    return !open || Clock::now() >= *m_drain_until;
+  }
+
+  void wait_and_relay() {
+    // Once the stop is being handled its fd stays readable: left out then.
+    int stop_fd = m_outcome.failing() ? -1 : stop::fd();
+    std::vector<pollfd> fds{{m_box.fd(), POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    std::vector<LineRelay*> relays{nullptr, nullptr};
+    for (auto& rank : m_ranks) {
+      for (LineRelay* relay : {&rank.out, &rank.err}) {
+        if (relay->fd() >= 0) {
+          fds.push_back({relay->fd(), POLLIN, 0});
+          relays.push_back(relay);
+        }
+      }
+    }
+    if (::poll(fds.data(), fds.size(), k_poll_ms) <= 0) {
+      return;
+    }
+    for (std::size_t i = 2; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) {
+        relays[i]->pump();
+      }
+    }
+  }
+
+  std::vector<std::pair<int, ProcessExit>> reap() {
+    std::vector<std::pair<int, ProcessExit>> exits;
+    for (auto& rank : m_ranks) {
+      int status = 0;
+      if (!rank.reaped && ::waitpid(rank.pid, &status, WNOHANG) == rank.pid) {
+        rank.reaped = true;
+        exits.emplace_back(rank.rank, process_exit(status));
+      }
+    }
+    return exits;
+  }
+
+  void stop_when_asked() {
+    if (stop::requested() && !m_outcome.failing()) {
+      Error why = stop::error("running the ranks");
+      m_outcome.failed(to_int(why.code), why.message);
+      m_stop_signal = stop::first_signal() != 0 ? stop::first_signal() : SIGTERM;
+    }
+  }
+
+  void end_ranks_when_failing() {
+    if (!m_outcome.failing()) {
+      return;
+    }
+    if (!m_kill_at) {
+      signal_groups(m_stop_signal, false);
+      m_kill_at = Clock::now() + m_grace;
+    } else if (!m_killed && Clock::now() >= *m_kill_at) {
+      signal_groups(SIGKILL, false);
+      m_killed = true;
+    }
+  }
+
+  // Each rank's process group (`with_reaped`: also of ranks already gone).
+  void signal_groups(int signo, bool with_reaped) {
+    for (const auto& rank : m_ranks) {
+      if (!rank.reaped || with_reaped) {
+        ::kill(-rank.pid, signo);
+      }
+    }
+  }
+
+  std::vector<LocalRank>& m_ranks;
+  HostEventBox& m_box;
+  HostOutcome& m_outcome;
+  Millis m_grace;
+  int m_stop_signal = SIGTERM;
+  std::optional<Clock::time_point> m_kill_at;
+  bool m_killed = false;
+  std::optional<Clock::time_point> m_drain_until;
+};
+
+} // namespace
+
+Result<HostResult> run_host(const HostRun& run) {
+  if (run.argv.empty()) {
+    return fail(ExitCode::usage, "no program to run on the PMIx host");
+  }
+  auto box = std::make_shared<HostEventBox>();
+  if (box->fd() < 0) {
+    return fail(ExitCode::launch, std::string("cannot make a pipe: ") + std::strerror(errno));
+  }
+  Lifeline lifeline;
+  if (auto started = lifeline.start(); !started) {
+    return fail(started.error());
+  }
+  FenceExchange exchange(run.allgather);
+  auto server = Server::start(run.layout, server_events(box, exchange));
+  if (!server) {
+    return fail(server.error());
+  }
+  HostOutcome outcome(run.layout.first_local_rank(), run.layout.local_ranks());
+  auto ranks = start_ranks(run, **server, lifeline, outcome);
+  Supervisor(ranks, *box, outcome, run.grace).run();
+  for (const auto& rank : ranks) {
+    lifeline.forget(rank.pid);
+  }
+  return HostResult{outcome.exit_code(), outcome.reason()};
+}
+
+} // namespace ddl::pmix

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# ddl as the PMIx server (issue 33) across 4 network-namespace hosts (real
+# sshd each; tests/netns/hosts.inc, needs root): `ddl run` starts one
+# `ddl worker pmix-host` per host, each hosts its host's PMIx server and 2
+# ranks, and the fences go through the job rendezvous' allgather. mpi4py's
+# helloworld and ringtest as one world of 8 with no mpirun or orted on any
+# host; every rank sees every host's name; MPI_Abort(..., 3) -> ddl exits 3
+# within seconds; Ctrl-C; nothing left on any host.
+source "$(dirname "$0")/common.inc"
+source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
+command -v mpicc >/dev/null || skip "mpicc (libopenmpi-dev) is not installed"
+pkg-config --exists pmix || skip "OpenPMIx (libpmix-dev) is not installed"
+/usr/bin/python3 -c 'import mpi4py' || fail "python3-mpi4py is not installed (scripts/deps.sh)"
+fixtures=$DDL_SOURCE_DIR/tests/fixtures/mpi
+mpicc -O1 -o "$t/pmix_hello" "$fixtures/pmix_hello.c"
+mpicc -O1 -o "$t/pmix_fail" "$fixtures/pmix_fail.c"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+cc -O1 -o "$t/pmix_keys" "$fixtures/pmix_keys.c" $(pkg-config --cflags --libs pmix)
+chmod 755 "$t"
+netns_up 4
+spec=$(netns_hostspec 1)
+# One ddl rank per host; it starts that host's 2 MPI ranks.
+pmix_args() { printf '%s\n' run "$NETNS_DIR/ssh.toml" -H "$spec" --backend ssh -- "$DDL" worker pmix-host --ranks 2; }
+mapfile -t run_args < <(pmix_args)
+native() { ddl_ssh "${run_args[@]}" "$@"; }
+# In the background: ip netns exec becomes ddl, so $! is ddl itself.
+native_bg() { ip netns exec "$NETNS_CLIENT" "$DDL" "${run_args[@]}" "$@" >"$t/out" 2>"$t/err" & }
+
+# Nothing but the sshd listener on any host, waiting up to 5s.
+hosts_clean() {
+  local i pid cmd left
+  for _ in $(seq 50); do
+    left=""
+    for i in "${!NETNS_HOSTS[@]}"; do
+      for pid in $(ip netns pids "${NETNS_HOSTS[$i]}" 2>/dev/null); do
+        cmd=$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) || continue
+        [[ -z $cmd || $cmd == "sshd: /usr/sbin/sshd -D -e -f $NETNS_DIR/h$((i + 1))_sshd [listener]"* ]] && continue
+        left+="h$((i + 1)): $pid $cmd"$'\n'
+      done
+    done
+    [[ -z $left ]] && return 0
+    sleep 0.1
+  done
+  fail "$1: left running: $left"
+}
+
+expect_exit 0 native -- /usr/bin/python3 -m mpi4py.bench helloworld
+for r in 0 1 2 3 4 5 6 7; do
+  expect_contains "$t/out" "[$((r / 2))] Hello, World! I am process $r of 8 on h$((r / 2 + 1))."
+done
+hosts_clean "helloworld"
+
+expect_exit 0 native -- /usr/bin/python3 -m mpi4py.bench ringtest -n 1024 -l 10
+expect_contains "$t/out" "(8 processes, 1024 bytes)"
+
+# Each rank's own keys, and another host's rank's: the node map reached all.
+expect_exit 0 native -- "$t/pmix_keys"
+for want in "[3] 7 pmix.job.size=8" "[3] 7 pmix.num.nodes=4" "[3] 7 pmix.lpeers=6,7" \
+  "[3] 7 pmix.lrank=1" "[3] 7 pmix.hname=h4" "[3] 7 pmix.hname=h1" "[3] 7 pmix.nodeid=3" \
+  "[0] 0 pmix.lldr=0" "[2] 5 pmix.lldr=4"; do
+  expect_contains "$t/out" "$want"
+done
+expect_not_contains "$t/out" "missing"
+
+# While the ranks run: no MPI daemon in any host's namespace.
+native_bg -- "$t/pmix_hello" 3
+runner=$!
+for _ in $(seq 600); do
+  (($(grep -c "hello rank" "$t/out" || true) == 8)) && break
+  sleep 0.05
+done
+for r in 0 1 2 3 4 5 6 7; do expect_contains "$t/out" "hello rank $r of 8 universe 8 on h$((r / 2 + 1)) sum 28"; done
+for i in "${!NETNS_HOSTS[@]}"; do
+  ranks=0
+  for pid in $(ip netns pids "${NETNS_HOSTS[$i]}"); do
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
+    [[ $comm =~ ^(mpirun|mpiexec|orted|orterun|prted|prterun)$ ]] && fail "$comm runs on h$((i + 1))"
+    [[ $comm == pmix_hello ]] && ranks=$((ranks + 1))
+  done
+  [[ $ranks == 2 ]] || fail "$ranks ranks on h$((i + 1)), not 2"
+done
+wait "$runner" || fail "the sleeping hello failed: $(cat "$t/err")"
+hosts_clean "hello"
+
+# MPI_Abort(MPI_COMM_WORLD, 3) in rank 1 (on h1): ddl exits 3 within seconds.
+start=$SECONDS
+expect_exit 3 native -- "$t/pmix_fail" abort
+((SECONDS - start < 15)) || fail "MPI_Abort took $((SECONDS - start))s to end the job"
+expect_contains "$t/err" "rank 1 called MPI_Abort with status 3"
+hosts_clean "MPI_Abort"
+
+# Ctrl-C to ddl: exit 130, nothing left on any host.
+native_bg -- "$t/pmix_fail" sleep
+runner=$!
+for _ in $(seq 600); do
+  (($(grep -c "started" "$t/out" || true) == 8)) && break
+  sleep 0.05
+done
+expect_contains "$t/out" "rank 7 started"
+kill -INT "$runner"
+got=0
+wait "$runner" || got=$?
+[[ $got == 130 ]] || fail "Ctrl-C gave exit $got: $(cat "$t/err")"
+hosts_clean "Ctrl-C"
+echo PASS

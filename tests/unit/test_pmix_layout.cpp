@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+// The PMIx namespace's layout and keys (src/pmix/layout.hpp), and the server
+// started in-process when libpmix is installed.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "src/pmix/keys.hpp"
+#include "src/pmix/layout.hpp"
+#include "src/pmix/server.hpp"
+
+using namespace ddl::pmix;
+
+namespace {
+
+JobLayout two_hosts(int this_host) {
+  return JobLayout{"ddl-job-0", {{"h1", 2}, {"h2", 3}}, this_host};
+}
+
+const KeyValue& find_key(const std::vector<KeyValue>& keys, std::string_view name) {
+  auto found = std::find_if(keys.begin(), keys.end(), [&](const KeyValue& k) { return k.key == name; });
+  REQUIRE(found != keys.end());
+  return *found;
+}
+
+} // namespace
+
+TEST_CASE("JobLayout: ranks fill hosts in order", "[pmix]") {
+  auto layout = two_hosts(1);
+  CHECK(layout.world_size() == 5);
+  CHECK(layout.first_rank(0) == 0);
+  CHECK(layout.first_rank(1) == 2);
+  CHECK(layout.local_ranks() == 3);
+  CHECK(layout.first_local_rank() == 2);
+  CHECK(layout.host_of(0) == 0);
+  CHECK(layout.host_of(1) == 0);
+  CHECK(layout.host_of(2) == 1);
+  CHECK(layout.host_of(4) == 1);
+}
+
+TEST_CASE("check_layout", "[pmix]") {
+  CHECK(check_layout(two_hosts(0)));
+  SECTION("same name twice: each server needs a name of its own") {
+    JobLayout layout{"ns", {{"h1", 1}, {"h1", 1}}, 0};
+    auto checked = check_layout(layout);
+    REQUIRE_FALSE(checked);
+    CHECK(checked.error().code == ddl::ExitCode::usage);
+    CHECK(checked.error().message ==
+          "two hosts of the PMIx job have the same name 'h1': each host's server must go by a "
+          "name of its own");
+  }
+  SECTION("a name the node map cannot hold") {
+    JobLayout layout{"ns", {{"h1,h2", 1}}, 0};
+    CHECK(check_layout(layout).error().message ==
+          "PMIx host name 'h1,h2' is empty or holds ',', ';' or a blank");
+  }
+  SECTION("a host without ranks") {
+    JobLayout layout{"ns", {{"h1", 0}}, 0};
+    CHECK(check_layout(layout).error().message ==
+          "PMIx host 'h1' has 0 ranks; each host needs at least one");
+  }
+  SECTION("namespace length and host index") {
+    CHECK_FALSE(check_layout(JobLayout{"", {{"h1", 1}}, 0}));
+    CHECK_FALSE(check_layout(JobLayout{std::string(256, 'n'), {{"h1", 1}}, 0}));
+    CHECK(check_layout(JobLayout{std::string(255, 'n'), {{"h1", 1}}, 0}));
+    CHECK(check_layout(JobLayout{"ns", {{"h1", 1}}, 1}).error().message ==
+          "host index 1 is not one of the job's 1 hosts");
+  }
+}
+
+TEST_CASE("namespace_keys: what Open MPI 4.1 reads", "[pmix]") {
+  auto keys = namespace_keys(two_hosts(1), SessionDirs{"/tmp/x", "/tmp/x/job"});
+  SECTION("job-level sizes and maps") {
+    CHECK(find_key(keys.job, key::job_size).number == 5);
+    CHECK(find_key(keys.job, key::job_size).type == ValueType::uint32);
+    CHECK(find_key(keys.job, key::max_procs).number == 5);
+    CHECK(find_key(keys.job, key::univ_size).number == 5);
+    CHECK(find_key(keys.job, key::num_nodes).number == 2);
+    CHECK(find_key(keys.job, key::node_map).text == "h1,h2");
+    CHECK(find_key(keys.job, key::node_map).type == ValueType::regex_nodes);
+    CHECK(find_key(keys.job, key::proc_map).text == "0,1;2,3,4");
+    CHECK(find_key(keys.job, key::proc_map).type == ValueType::regex_procs);
+    CHECK(find_key(keys.job, key::jobid).text == "ddl-job-0");
+  }
+  SECTION("this host's share") {
+    CHECK(find_key(keys.job, key::local_size).number == 3);
+    CHECK(find_key(keys.job, key::local_peers).text == "2,3,4");
+    CHECK(find_key(keys.job, key::localldr).number == 2);
+    CHECK(find_key(keys.job, key::localldr).type == ValueType::rank);
+    CHECK(find_key(keys.job, key::tmpdir).text == "/tmp/x");
+    CHECK(find_key(keys.job, key::nsdir).text == "/tmp/x/job");
+    CHECK(find_key(keys.job, key::tdir_rmclean).number == 1);
+  }
+  SECTION("one array per rank of the whole job") {
+    REQUIRE(keys.ranks.size() == 5);
+    const auto& remote = keys.ranks[1];
+    CHECK(find_key(remote, key::rank).number == 1);
+    CHECK(find_key(remote, key::local_rank).number == 1);
+    CHECK(find_key(remote, key::local_rank).type == ValueType::uint16);
+    CHECK(find_key(remote, key::hostname).text == "h1");
+    CHECK(find_key(remote, key::nodeid).number == 0);
+    const auto& local = keys.ranks[4];
+    CHECK(find_key(local, key::rank).type == ValueType::rank);
+    CHECK(find_key(local, key::local_rank).number == 2);
+    CHECK(find_key(local, key::node_rank).number == 2);
+    CHECK(find_key(local, key::hostname).text == "h2");
+    CHECK(find_key(local, key::nodeid).number == 1);
+    CHECK(find_key(local, key::appnum).number == 0);
+  }
+}
+
+TEST_CASE("Server: in-process start, launch env, folder removed", "[pmix]") {
+  std::string why;
+  if (!server_available(&why)) {
+    SUCCEED("no PMIx here: " + why);
+    auto refused = Server::start(JobLayout{"ns", {{"h1", 1}}, 0}, {});
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ddl::ExitCode::launch);
+    CHECK(refused.error().message == "cannot host a PMIx server: " + why);
+    return;
+  }
+  std::string folder;
+  {
+    auto server = Server::start(JobLayout{"ddl-unit-test", {{"unit-host", 2}}, 0}, {});
+    REQUIRE(server);
+    folder = (*server)->directory();
+    CHECK(std::filesystem::is_directory(folder + "/job"));
+    CHECK(folder.find("/ddl-pmix.unit-host.") != std::string::npos);
+    auto env = (*server)->rank_env(1);
+    REQUIRE(env);
+    auto has = [&](const std::string& entry) {
+      return std::find(env->begin(), env->end(), entry) != env->end();
+    };
+    CHECK(has("PMIX_NAMESPACE=ddl-unit-test"));
+    CHECK(has("PMIX_RANK=1"));
+    CHECK(has("OMPI_MCA_schizo=ompi"));
+    CHECK(has("OMPI_MCA_ess=pmi"));
+    CHECK(std::any_of(env->begin(), env->end(),
+                      [](const std::string& e) { return e.starts_with("PMIX_SERVER_URI"); }));
+    auto second = Server::start(JobLayout{"other", {{"unit-host", 1}}, 0}, {});
+    REQUIRE_FALSE(second);
+    CHECK(second.error().message == "a PMIx server already runs in this process");
+  }
+  CHECK_FALSE(std::filesystem::exists(folder));
+}
