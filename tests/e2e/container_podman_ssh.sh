@@ -10,6 +10,20 @@ source "$(dirname "$0")/container_podman.inc"
 netns_up 2
 pod_up
 trap 'rc=$?; pod_down; netns_down; rm -rf "$t"; exit $rc' EXIT
+# `ip netns exec` gave each sshd a fresh /sys without the cgroup mounts that
+# runc needs: mount the machine's hierarchies again in its mount namespace.
+mount_cgroups='mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup || exit 1
+while read -r dir type opts; do
+  mkdir -p "$dir"
+  if [ "$type" = cgroup2 ]; then mount -t cgroup2 none "$dir"; else mount -t cgroup -o "${opts#rw,}" cgroup "$dir"; fi || exit 1
+done'
+cgroups=$(grep ' - cgroup2\? ' /proc/self/mountinfo | awk '{ print $5, $9, $NF }')
+for ((i = 1; i <= 2; i++)); do
+  sshd_pid=$(pgrep -f -- "$NETNS_DIR/h${i}_sshd" | head -1)
+  [[ -n $sshd_pid ]] || fail "no sshd for h$i"
+  nsenter -t "$sshd_pid" -m sh -c "$mount_cgroups" <<<"$cgroups" ||
+    fail "cannot mount the cgroups in h$i's mount namespace"
+done
 
 job=$t/ssh.toml
 cp "$NETNS_DIR/ssh.toml" "$job"
@@ -17,6 +31,8 @@ cat >>"$job" <<EOF
 [job]
 command = ["sh", "-c", "echo \"\$DDL_RANK \$DDL_HOST \$(cat /ddl-image)\" >$t/seen-\$DDL_RANK; while :; do sleep 0.1; done"]
 grace = "1s"
+[launch]
+bind_gpus = false  # the test hosts have no GPUs (slot ids would become CDI devices)
 [container]
 image = "$pod_image"
 mounts = ["$t:$t"]
