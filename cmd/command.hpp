@@ -61,6 +61,8 @@ void add_hosts(CLI::App& app, Command& selected);
 void add_init(CLI::App& app, Command& selected);
 // ps, logs, stop and signal (cmd/live.cpp).
 void add_live(CLI::App& app, Command& selected);
+// `ddl pin CPUS -- PROGRAM...` (hidden; cmd/pin.cpp).
+void add_pin(CLI::App& app, Command& selected);
 void add_render(CLI::App& app, Command& selected);
 void add_rsh(CLI::App& app, Command& selected);
 void add_run(CLI::App& app, Command& selected);

@@ -17,7 +17,7 @@
 
 namespace {
 
-// Subcommands a user may type; hidden ones (worker, rsh) are left out.
+// Subcommands a user may type; hidden ones (worker, rsh, pin) are left out.
 const std::vector<std::string> k_public_commands = {
     "bench",  "completions", "deepspeed", "heartbeat", "horovodrun", "hosts", "init",  "logs",
     "mpirun", "ps",          "render",    "run",       "signal",     "stop",  "sweep", "torchrun"};
@@ -52,7 +52,7 @@ bool is_known_command(const std::string& word) {
       return true;
     }
   }
-  return word == "worker" || word == "rsh";
+  return word == "worker" || word == "rsh" || word == "pin";
 }
 
 } // namespace
@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   ddl::cmd::add_hosts(app, selected);
   ddl::cmd::add_init(app, selected);
   ddl::cmd::add_live(app, selected);
+  ddl::cmd::add_pin(app, selected);
   ddl::cmd::add_render(app, selected);
   ddl::cmd::add_rsh(app, selected);
   ddl::cmd::add_run(app, selected);

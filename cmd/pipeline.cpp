@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <random>
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
@@ -16,6 +17,7 @@
 #include "src/launch/plan_hosts.hpp"
 #include "src/launch/restart_policy.hpp"
 #include "src/launch/supervisor.hpp"
+#include "src/render/container.hpp"
 #include "src/render/frameworks/horovod.hpp"
 #include "src/render/frameworks/torch.hpp"
 #include "src/render/launches.hpp"
@@ -175,6 +177,27 @@ Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& b
   return found;
 }
 
+Result<std::vector<HostTopology>> job_topologies(const JobSpec& job, Backend& backend, const Plan& plan) {
+  if (job.launch.bind == CpuBind::none) {
+    return std::vector<HostTopology>{};
+  }
+  auto found = backend.read_topology(plan.hosts);
+  if (stop::requested()) {
+    return fail(stop::error("reading each host's CPU topology"));
+  }
+  for (std::size_t h = 0; h < found.size() && h < plan.hosts.size(); ++h) {
+    if (!found[h].known()) {
+      spdlog::warn("{}: cannot read the CPU topology ({}); its ranks run unbound", plan.hosts[h].name, found[h].why);
+    }
+  }
+  return found;
+}
+
+std::string container_tag() {
+  std::random_device random;
+  return fmt::format("{:08x}", random());
+}
+
 Result<PlannedJob> plan_job(const JobSpec& job) {
   PhaseTimer finding("hosts");
   auto selected = select_backend(job);
@@ -182,6 +205,9 @@ Result<PlannedJob> plan_job(const JobSpec& job) {
     return fail(selected.error());
   }
   PlannedJob planned{std::move(selected->backend), std::move(selected->why), {}};
+  if (auto problem = container_backend_problem(job, planned.backend->name())) {
+    return fail(ExitCode::usage, *problem);
+  }
   auto hosts = hosts_for_plan(job, *planned.backend, std::move(selected->hosts));
   if (!hosts) {
     return fail(hosts.error());
@@ -206,6 +232,7 @@ LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned) {
   ctx.master_port = job.torch.master_port;
   ctx.backend = backend_shown(planned);
   ctx.horovod_gloo = uses_horovod_gloo(job, planned.backend->starts_mpi_world());
+  ctx.container_tag = container_tag();
   if (wants_error_dir(job, *planned.backend)) {
     ctx.error_dir = job.log_dir.empty() ? "<error-dir>" : job.log_dir;
   }
@@ -252,6 +279,12 @@ Result<std::unique_ptr<Round>> start_round(const JobSpec& job, Backend& backend,
     return fail(interfaces.error());
   }
   ctx.interfaces = std::move(*interfaces);
+  auto topologies = job_topologies(job, backend, round->plan);
+  if (!topologies) {
+    return fail(topologies.error());
+  }
+  ctx.topologies = std::move(*topologies);
+  ctx.container_tag = container_tag();
   if (!kept.host.empty() && kept.host == round->plan.hosts.front().name) {
     ctx.master_port = kept.port;
   } else {

@@ -51,6 +51,15 @@ std::string rank0_address(const Plan& plan);
 // the deadline) while probing is an error.
 Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& backend, const Plan& plan);
 
+// [launch] bind: per plan host, its CPU topology read through the backend
+// on the host itself; empty with bind none. A host that cannot be read is
+// said once (a warning) and its ranks run unbound; a stop while reading is
+// an error.
+Result<std::vector<HostTopology>> job_topologies(const JobSpec& job, Backend& backend, const Plan& plan);
+
+// A fresh last word for the names of one launch's containers (8 hex digits).
+std::string container_tag();
+
 // Where the backend runs ranks, for what of the launcher's env they get.
 RankPlace rank_place(const Backend& backend);
 

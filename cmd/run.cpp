@@ -22,6 +22,10 @@
 #include "src/render/render_plan.hpp"
 #include "src/util/line_prefix.hpp"
 #include "src/util/phase_timer.hpp"
+#include "src/render/binding.hpp"
+#include "src/render/container.hpp"
+#include "src/render/team_env.hpp"
+#include "src/util/text.hpp"
 #include "src/util/net_resolve.hpp"
 
 extern char** environ;
@@ -36,9 +40,25 @@ struct RunOptions {
   std::string trial;  // --trial REQUEST: one attempt of a sweep's trial
 };
 
-// --dry-run: the plan table, the interface per host and why, then what the
-// backend adds (mpirun's command); with --json the plan as `render --format
-// json` prints it.
+// What rank 0 runs when [job] setup or [container] wraps the command.
+std::string wrapped_text(const JobSpec& job, const std::vector<RankLaunch>& launches) {
+  if (launches.empty() || (job.setup.empty() && !job.container.enabled())) {
+    return {};
+  }
+  std::string out = "\n";
+  if (!job.setup.empty()) {
+    out += "setup (run before the program, in the same shell): " + escape_control(job.setup) + "\n";
+  }
+  if (job.container.enabled()) {
+    out += "container (rank 0; each rank has its own name and GPUs): " + container_text(job, launches.front().argv) + "\n";
+  }
+  return out;
+}
+
+// --dry-run: the plan table, the interface per host and why, the per-host
+// env, the CPU binding and the wrapped command, then what the backend adds
+// (mpirun's command); with --json the plan as `render --format json` prints
+// it.
 int print_dry_run(const JobSpec& job, const PlannedJob& planned, bool json) {
   LaunchContext ctx = preview_context(job, planned);
   auto interfaces = job_interfaces(job, *planned.backend, planned.plan);
@@ -46,13 +66,21 @@ int print_dry_run(const JobSpec& job, const PlannedJob& planned, bool json) {
     return report(interfaces.error());
   }
   ctx.interfaces = std::move(*interfaces);
+  auto topologies = job_topologies(job, *planned.backend, planned.plan);
+  if (!topologies) {
+    return report(topologies.error());
+  }
+  ctx.topologies = std::move(*topologies);
   if (json) {
     std::fputs(plan_json(job, planned.plan, ctx).c_str(), stdout);
     return 0;
   }
   write_plan_table(job, planned.plan, ctx, write_stdout);
   std::fputs(interfaces_text(planned.plan, ctx.interfaces, rank0_address(planned.plan)).c_str(), stdout);
+  std::fputs(host_env_text(job, planned.plan).c_str(), stdout);
+  std::fputs(bindings_text(job, planned.plan, ctx).c_str(), stdout);
   auto launches = build_launches(job, planned.plan, ctx, rank_place(*planned.backend), environ);
+  std::fputs(wrapped_text(job, launches).c_str(), stdout);
   std::fputs(planned.backend->dry_run_text(launches).c_str(), stdout);
   return 0;
 }
@@ -237,6 +265,12 @@ void add_run(CLI::App& app, Command& selected) {
                 "Print each rank's whole output once at the end, identical ones together (like dshbak -c)");
   sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank (repeatable)")
       ->allow_extra_args(false);
+  sub->add_option("--env-file", opts->common.overrides.env_file,
+                  "NAME=VALUE lines (# comments, quotes) for every rank, never on a command line");
+  sub->add_option("--bind", opts->common.overrides.bind,
+                  "Pin each rank to its share of cores (core), its NUMA node (numa) or its GPU's node (gpu); "
+                  "default none")
+      ->check(CLI::IsMember(bind_names()));
   // The trial contract (man ddl, TRIAL CONTRACT): how `ddl sweep` runs a trial; not for users.
   sub->add_option("--trial", opts->trial, "Run one attempt of a sweep's trial from its request.json")
       ->group("");

@@ -8,7 +8,7 @@ _ddl_commands='run sweep hosts bench render init completions ps logs stop signal
 _ddl_common_opts='-H --hosts --hostfile --slurm --include --exclude --backend --np -F --ssh-config --json -v --verbose
   -q --quiet -h --help'
 _ddl_run_opts="$_ddl_common_opts --dry-run --name --timeout --max-restarts --log-dir --strict-logs
-  --output-ranks --prefix --timestamps --split-logs --fold -x --env"
+  --output-ranks --prefix --timestamps --split-logs --fold -x --env --env-file --bind"
 _ddl_sweep_opts="$_ddl_common_opts --dry-run --resume --dir --timeout --max-restarts -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
 _ddl_bench_opts="$_ddl_common_opts -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes
@@ -65,6 +65,8 @@ _ddl_option_value() {
         sweep:--timeout | sweep:--max-restarts) ;;
         sweep:--resume | sweep:--dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")) ;;
         sweep:-x | sweep:--env) compopt -o nospace 2>/dev/null; COMPREPLY=($(compgen -e -S = -- "$cur")) ;;
+        run:--env-file) _ddl_files "$cur" ;;
+        run:--bind) COMPREPLY=($(compgen -W 'none core numa gpu' -- "$cur")) ;;
         run:--log-dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")) ;;
         run:-x | run:--env) compopt -o nospace 2>/dev/null; COMPREPLY=($(compgen -e -S = -- "$cur")) ;;
         render:--format)

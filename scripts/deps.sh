@@ -11,7 +11,7 @@ build_pkgs=(cmake ninja-build g++ pkg-config ccache libcli11-dev libtomlplusplus
   libpmix-dev)
 test_pkgs=(clang libclang-rt-14-dev python3 python3-torch python3-mpi4py openssh-server openssh-client
   iproute2 iptables procps psmisc time groff man-db zsh fish bash-completion pdsh iperf3 hyperfine parallel gdb
-  slurmctld slurmd slurm-client munge)
+  slurmctld slurmd slurm-client munge podman runc busybox-static util-linux)
 pkgs=("${build_pkgs[@]}")
 [[ $mode == test ]] && pkgs+=("${test_pkgs[@]}")
 

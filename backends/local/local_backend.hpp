@@ -36,6 +36,7 @@ public:
   std::vector<HostCheck> check(const Inventory& hosts) override;
   // This machine's own route to `target`, the same for every host.
   std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
+  std::vector<HostTopology> read_topology(const Inventory& hosts) override;
   bool ranks_are_local() const override { return true; }
   // A bind test here (net::free_ports_here).
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;

@@ -80,6 +80,7 @@ Result<SpawnedRank> spawn_rank(const RankLaunch& launch, const std::string& prog
   spec.group = ProcessGroup::new_session;
   spec.death_signal = SIGKILL;
   spec.nofile_soft = nofile_soft;
+  spec.cpus = launch.cpus;
   for (const auto& [name, value] : launch.env) {
     spec.env.push_back(name + "=" + value);
   }

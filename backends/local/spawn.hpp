@@ -26,10 +26,10 @@ Result<std::string> resolve_program(const RankLaunch& launch);
 // Forks and executes one rank: new session, PR_SET_PDEATHSIG(SIGKILL),
 // stdin from /dev/null, stdout/stderr to pipes, no other descriptor, exactly
 // `launch.env`, `launch.workdir`, default signal actions, `nofile_soft` as
-// its RLIMIT_NOFILE soft limit. Returns once the program is executing (or
-// failed to: chdir and exec errors come back as launch errors). Call it from
-// a thread that lives as long as the rank: PDEATHSIG fires when the thread
-// that forked exits.
+// its RLIMIT_NOFILE soft limit, pinned to `launch.cpus` when there are any.
+// Returns once the program is executing (or failed to: chdir and exec errors
+// come back as launch errors). Call it from a thread that lives as long as
+// the rank: PDEATHSIG fires when the thread that forked exits.
 Result<SpawnedRank> spawn_rank(const RankLaunch& launch, const std::string& program, rlim_t nofile_soft);
 
 } // namespace ddl

@@ -13,6 +13,8 @@
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "backends/ssh/ssh_probe.hpp"
+#include "backends/ssh/ssh_topology.hpp"
+#include "src/render/binding.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl {
@@ -150,6 +152,20 @@ std::vector<HostInterface> SshBackend::find_interfaces(const Inventory& hosts, c
   return found;
 }
 
+std::vector<HostTopology> SshBackend::read_topology(const Inventory& hosts) {
+  std::vector<SshConnection> connections(hosts.size());
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    if (auto kept = probed_.find(hosts[i].name); kept != probed_.end()) {
+      connections[i] = std::move(kept->second);
+    }
+  }
+  auto found = ssh_read_topology(options_, hosts, connections);
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    probed_[hosts[i].name] = std::move(connections[i]);
+  }
+  return found;
+}
+
 std::string SshBackend::ddl_path() const { return remote_ddl_path(options_); }
 
 Result<void> SshBackend::prepare_gang(const Plan& /*plan*/, std::span<const RankLaunch> launches) {
@@ -253,7 +269,8 @@ Result<void> SshBackend::start_rank(const RankLaunch& launch, RankEvents& events
   if (index >= rank_link_.size() || links_.empty()) {
     return fail(ExitCode::launch, fmt::format("rank {} was not prepared", launch.rank));
   }
-  ShimJob job{launch.env, launch.workdir, launch.argv, launch.grace, k_shim_heartbeat_period};
+  ShimJob job{launch.env, launch.workdir, pinned_argv(launch.argv, launch.cpus, ddl_path()), launch.grace,
+              k_shim_heartbeat_period};
   auto payload = shim_payload(job);
   if (!payload) {
     return fail(payload.error());

@@ -34,6 +34,8 @@ public:
   // them on rank 0's host, else over a session of its own.
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
   std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
+  // Over find_interfaces' connections where there are some (kept for the launch).
+  std::vector<HostTopology> read_topology(const Inventory& hosts) override;
   // [ssh] remote_ddl, else this binary's path.
   std::string ddl_path() const override;
 

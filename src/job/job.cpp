@@ -74,6 +74,7 @@ Result<JobSpec> build_job(const std::string_view* text, const std::string& origi
   }
   job_detail::apply_overrides(overrides, job, places, diag);
   job_detail::apply_output_overrides(overrides, job, places, diag);
+  job_detail::apply_team_overrides(overrides, job, places, diag);
   job_detail::check_source_files(job, places, diag);
   if (!diag.empty()) {
     return fail(ExitCode::usage, diag.text());

@@ -54,6 +54,10 @@ struct NpRange {
   bool elastic() const { return min.has_value(); }
 };
 
+// [launch] bind (issue 31): each local rank pinned to its share of the
+// host's CPUs (core), to a NUMA node (numa) or to its GPU's node (gpu).
+enum class CpuBind { none, core, numa, gpu };
+
 struct LaunchSection {
   BackendKind backend = BackendKind::automatic;
   NpRange np;
@@ -63,6 +67,7 @@ struct LaunchSection {
   std::vector<int> restart_on;    // non-empty: only these exit codes restart
   std::vector<int> fail_on;       // these exit codes never restart
   Millis backoff{0};              // before restart N: backoff * 2^(N-1), at most 1 min
+  CpuBind bind = CpuBind::none;   // bind and --bind: each rank pinned to its CPUs
   // Not a key: every rank sees all of its host's slot ids in
   // CUDA_VISIBLE_DEVICES and picks its own by LOCAL_RANK (DeepSpeed's way).
   bool host_gpus = false;
@@ -153,6 +158,27 @@ struct StopSection {
   std::optional<int> requeue_exit_code;  // a rank exit code that means "requeue me"
 };
 
+// [container] (issue 31): every rank runs in `image`, through the runtime's
+// `run` on its host (src/render/container.hpp).
+enum class ContainerRuntime { podman, docker, apptainer, custom };
+
+struct ContainerSection {
+  std::string image;                   // "" = no container
+  ContainerRuntime runtime = ContainerRuntime::podman;
+  std::vector<std::string> custom;     // runtime = [...]: the words, with {image} {name} {workdir} {gpus} {command}
+  std::vector<std::string> mounts;     // "SOURCE:TARGET[:OPTIONS]"
+  std::vector<std::string> options;    // extra words for `run`, after ddl's own
+  std::string workdir;                 // inside the container; "" = the image's own
+  bool enabled() const { return !image.empty(); }
+};
+
+// One [host_env."PATTERN"] table: variables for the hosts PATTERN matches
+// (a glob on host names, or "label=value" with a glob on the value).
+struct HostEnv {
+  std::string pattern;
+  EnvList env;
+};
+
 // The whole validated job: the job file merged with command-line overrides.
 struct JobSpec {
   std::string source;             // job file path, or "" when options alone
@@ -161,8 +187,16 @@ struct JobSpec {
   bool command_is_shell = false;  // true: command[0] is run by /bin/sh -c
   std::string workdir;            // default: the launcher's cwd
   std::string python = "python3"; // the interpreter the personalities run scripts with
-  EnvList env;
+  EnvList env;                    // [job] env, then -x (which also stays in env_cli)
   std::vector<std::string> env_pass;  // names or NAME_* globs
+  // The team's environment (issue 31); a rank's env is [job] env, then
+  // env_file's, then its host's host_env tables, then -x.
+  std::string setup;              // a shell line run before the program, where it runs
+  std::string env_file;           // [job] env_file or --env-file, as given ("" = none)
+  EnvList env_file_vars;          // what env_file holds (read when the job is loaded)
+  std::vector<HostEnv> host_env;  // in file order: a later table wins
+  EnvList env_cli;                // -x K=V, applied last
+  ContainerSection container;
   std::vector<Framework> frameworks{Framework::torch};
   std::optional<Millis> timeout;
   int max_restarts = 0;
@@ -218,6 +252,8 @@ struct Overrides {
   bool split_logs = false;                 // --split-logs
   bool fold = false;                       // --fold
   std::vector<std::string> env;            // -x K=V
+  std::optional<std::string> env_file;     // --env-file FILE
+  std::optional<std::string> bind;         // --bind none|core|numa|gpu
   std::vector<std::string> command;        // after --
   std::optional<std::string> name;         // --name (default: the job file's stem)
   std::optional<std::string> ssh_config;   // -F/--ssh-config FILE ([ssh] config)
@@ -257,5 +293,9 @@ std::optional<BackendKind> parse_backend(std::string_view text);
 const std::vector<std::string>& backend_names();
 std::string_view to_string(HostKeyCheck check);
 std::string_view to_string(PlacementStrategy strategy);
+std::string_view to_string(CpuBind bind);
+std::string_view to_string(ContainerRuntime runtime);
+// Every value of [launch] bind and --bind, in order ("none" first).
+const std::vector<std::string>& bind_names();
 
 } // namespace ddl

@@ -19,10 +19,6 @@
 
 namespace ddl::job_detail {
 
-namespace {
-
-constexpr std::string_view k_sources = "list, hostfile, slurm, discovery_script";
-
 // Files named in the job file are relative to the job file's directory, and a
 // relative path always holds a '/', so that running it never searches PATH.
 std::string relative_to_job(const std::string& path, const std::string& origin) {
@@ -40,6 +36,25 @@ std::string relative_to_job(const std::string& path, const std::string& origin) 
   }
   return (dir / path).string();
 }
+
+// A path key that must not be empty; returns its place when read.
+Position read_path(const Section& s, std::string_view key, const std::string& origin,
+                   std::string& out) {
+  std::string path;
+  if (!s.read_string(key, path)) {
+    return {};
+  }
+  if (path.empty()) {
+    s.diag().at(*s.node(key), fmt::format("{}: must not be empty", s.label(key)));
+    return {};
+  }
+  out = relative_to_job(path, origin);
+  return position_of(s.node(key)->source());
+}
+
+namespace {
+
+constexpr std::string_view k_sources = "list, hostfile, slurm, discovery_script";
 
 // One element of [hosts] list: a hostlist spec; reports its problems.
 void read_host_spec(const Section& s, const toml::node& item, std::string_view label,
@@ -102,21 +117,6 @@ void read_slots(const Section& s, JobSpec& job) {
   if (s.read_int("slots", slots, 1, k_max_world_size)) {
     job.hosts.slots = slots;
   }
-}
-
-// A path key that must not be empty; returns its place when read.
-Position read_path(const Section& s, std::string_view key, const std::string& origin,
-                   std::string& out) {
-  std::string path;
-  if (!s.read_string(key, path)) {
-    return {};
-  }
-  if (path.empty()) {
-    s.diag().at(*s.node(key), fmt::format("{}: must not be empty", s.label(key)));
-    return {};
-  }
-  out = relative_to_job(path, origin);
-  return position_of(s.node(key)->source());
 }
 
 std::string errno_text(int error) { return std::generic_category().message(error); }
@@ -242,10 +242,12 @@ void apply_env_override(const std::string& assignment, JobSpec& job, Diagnostics
   auto existing = std::find_if(job.env.begin(), job.env.end(),
                                [&](const auto& entry) { return entry.first == name; });
   if (existing != job.env.end()) {
-    existing->second = std::move(value);
+    existing->second = value;
   } else {
-    job.env.emplace_back(std::move(name), std::move(value));
+    job.env.emplace_back(name, value);
   }
+  std::erase_if(job.env_cli, [&](const auto& entry) { return entry.first == name; });
+  job.env_cli.emplace_back(std::move(name), std::move(value));
 }
 
 } // namespace

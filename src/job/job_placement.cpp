@@ -12,7 +12,10 @@
 namespace ddl {
 
 LabelNeed label_need(const JobSpec& job) {
-  if (!job.placement.constraints.empty() || !job.placement.order.empty()) {
+  const bool env_by_label = std::ranges::any_of(job.host_env, [](const HostEnv& table) {
+    return table.pattern.find('=') != std::string::npos;
+  });
+  if (!job.placement.constraints.empty() || !job.placement.order.empty() || env_by_label) {
     return LabelNeed::required;
   }
   return job.hosts.show_labels ? LabelNeed::shown : LabelNeed::none;

@@ -97,7 +97,29 @@ struct SourcePlaces {
   Position discovery_script;
   Position split_logs;  // job.split_logs and job.fold, for the rules between keys
   Position fold;
+  Position env_file;    // [job] env_file, for its read errors
 };
+
+// A path named in the job file: "~/" is HOME's, a relative one is the job
+// file's folder's (always with a '/', so that running it never searches PATH).
+std::string relative_to_job(const std::string& path, const std::string& origin);
+// A path key that must not be empty, relative_to_job; its place when read.
+Position read_path(const Section& s, std::string_view key, const std::string& origin, std::string& out);
+
+// A table of NAME = value ([job] env, [host_env."P"]): names checked, values
+// strings, integers or booleans, in the file's order; problems reported as
+// `label`.NAME.
+EnvList read_env_table(const toml::table& table, std::string_view label, Diagnostics& diag);
+
+// The team's environment (issue 31; job_environment.cpp): [job] setup and
+// env_file, [launch] bind, [container], [host_env."PATTERN"] (`node` the
+// host_env table, null when absent), and --env-file / --bind, which also
+// read the env file.
+void read_team_keys(const Section& job_section, const std::string& origin, JobSpec& job, SourcePlaces& places);
+void read_bind(const Section& launch, JobSpec& job);
+void read_container(const Section& s, const toml::node* section, JobSpec& job);
+void read_host_env(const toml::node* node, JobSpec& job, Diagnostics& diag);
+void apply_team_overrides(const Overrides& overrides, JobSpec& job, const SourcePlaces& places, Diagnostics& diag);
 
 // [placement]; the elastic keys of [launch] (job_placement.cpp).
 void read_placement(const Section& s, JobSpec& job);

@@ -76,37 +76,10 @@ void read_env(const Section& job_section, JobSpec& job) {
   if (value == nullptr) {
     return;
   }
-  const auto* table = value->as_table();
-  if (table == nullptr) {
+  if (const auto* table = value->as_table()) {
+    job.env = read_env_table(*table, "job.env", job_section.diag());
+  } else {
     job_section.wrong_type("env", *value, "a table of NAME = \"value\"");
-    return;
-  }
-  Diagnostics& diag = job_section.diag();
-  // toml++ keeps keys sorted; keep the file's order instead.
-  std::vector<std::pair<Position, std::pair<std::string, std::string>>> entries;
-  for (auto&& [key, item] : *table) {
-    std::string name(key.str());
-    Position where = position_of(key.source());
-    if (!is_env_name(name)) {
-      diag.at(where, fmt::format("job.env: {} is not a valid variable name "
-                                 "([A-Za-z_][A-Za-z0-9_]*)", quote_input(name)));
-      continue;
-    }
-    std::optional<std::string> text = env_value(item);
-    if (!text) {
-      diag.at(item, fmt::format("job.env.{}: expected a string, got {}", name,
-                                type_phrase(item.type())));
-    } else if (has_nul(*text)) {
-      diag.at(item, fmt::format("job.env.{}: value contains a NUL byte", name));
-    } else {
-      entries.push_back({where, {name, *text}});
-    }
-  }
-  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-    return std::pair(a.first.line, a.first.column) < std::pair(b.first.line, b.first.column);
-  });
-  for (auto& entry : entries) {
-    job.env.push_back(std::move(entry.second));
   }
 }
 
@@ -136,7 +109,7 @@ void read_string_array(const Section& section, std::string_view key, Accept acce
   }
 }
 
-void read_job(const Section& s, JobSpec& job, SourcePlaces& places) {
+void read_job(const Section& s, const std::string& origin, JobSpec& job, SourcePlaces& places) {
   if (s.read_string("name", job.name) && job.name.empty()) {
     s.diag().at(*s.node("name"), "job.name: must not be empty");
     job.name = "ddl";
@@ -181,9 +154,42 @@ void read_job(const Section& s, JobSpec& job, SourcePlaces& places) {
   s.read_bool("strict_logs", job.strict_logs);
   read_output_keys(s, job, places);
   read_stop(s, job.stop);
+  read_team_keys(s, origin, job, places);
 }
 
 } // namespace
+
+EnvList read_env_table(const toml::table& table, std::string_view label, Diagnostics& diag) {
+  EnvList env;
+  // toml++ keeps keys sorted; keep the file's order instead.
+  std::vector<std::pair<Position, std::pair<std::string, std::string>>> entries;
+  for (auto&& [key, item] : table) {
+    std::string name(key.str());
+    Position where = position_of(key.source());
+    if (!is_env_name(name)) {
+      diag.at(where, fmt::format("{}: {} is not a valid variable name "
+                                 "([A-Za-z_][A-Za-z0-9_]*)", label, quote_input(name)));
+      continue;
+    }
+    std::optional<std::string> text = env_value(item);
+    if (!text) {
+      diag.at(item, fmt::format("{}.{}: expected a string, got {}", label, name,
+                                type_phrase(item.type())));
+    } else if (has_nul(*text)) {
+      diag.at(item, fmt::format("{}.{}: value contains a NUL byte", label, name));
+    } else {
+      entries.push_back({where, {name, *text}});
+    }
+  }
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.first.line, a.first.column) < std::pair(b.first.line, b.first.column);
+  });
+  for (auto& entry : entries) {
+    env.push_back(std::move(entry.second));
+  }
+  return env;
+}
+
 
 void read_hosts(const Section& s, const std::string& origin, JobSpec& job, SourcePlaces& places);
 
@@ -215,7 +221,7 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   }
   auto table = [&root](std::string_view name) { return root.get_as<toml::table>(name); };
 
-  read_job(Section(table("job"), "job", diag), job, places);
+  read_job(Section(table("job"), "job", diag), origin, job, places);
   read_hosts(Section(table("hosts"), "hosts", diag), origin, job, places);
 
   Section launch(table("launch"), "launch", diag);
@@ -232,6 +238,7 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
     job.launch.np.max = np;
   }
   launch.read_bool("bind_gpus", job.launch.bind_gpus);
+  read_bind(launch, job);
   read_elastic(launch, job);
   read_placement(Section(table("placement"), "placement", diag), job);
 
@@ -298,6 +305,8 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
 
   read_sweep(Section(table("sweep"), "sweep", diag), table("sweep"), job);
   read_watchdog(Section(table("watchdog"), "watchdog", diag), job.watchdog);
+  read_container(Section(table("container"), "container", diag), root.get("container"), job);
+  read_host_env(root.get("host_env"), job, diag);
 }
 
 } // namespace ddl::job_detail

@@ -92,6 +92,31 @@ std::optional<BackendKind> parse_backend(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view to_string(CpuBind bind) {
+  switch (bind) {
+  case CpuBind::none: return "none";
+  case CpuBind::core: return "core";
+  case CpuBind::numa: return "numa";
+  case CpuBind::gpu: return "gpu";
+  }
+  return "none";
+}
+
+const std::vector<std::string>& bind_names() {
+  static const std::vector<std::string> names = {"none", "core", "numa", "gpu"};
+  return names;
+}
+
+std::string_view to_string(ContainerRuntime runtime) {
+  switch (runtime) {
+  case ContainerRuntime::podman: return "podman";
+  case ContainerRuntime::docker: return "docker";
+  case ContainerRuntime::apptainer: return "apptainer";
+  case ContainerRuntime::custom: return "template";
+  }
+  return "podman";
+}
+
 const std::vector<std::string>& backend_names() {
   static const std::vector<std::string> names = {"auto", "local", "ssh", "kubernetes", "mpirun", "slurm"};
   return names;

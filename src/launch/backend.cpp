@@ -42,6 +42,11 @@ std::vector<HostInterface> Backend::find_interfaces(const Inventory& /*hosts*/, 
   return {};
 }
 
+std::vector<HostTopology> Backend::read_topology(const Inventory& hosts) {
+  return std::vector<HostTopology>(hosts.size(),
+                                   topology_unknown(fmt::format("the {} backend does not read host topology", name())));
+}
+
 std::string Backend::ddl_path() const { return own_executable_path(); }
 
 std::string Backend::dry_run_text(std::span<const RankLaunch> /*launches*/) { return {}; }

@@ -15,6 +15,7 @@
 #include "src/plan/plan.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/error.hpp"
+#include "src/util/topology.hpp"
 
 namespace ddl {
 
@@ -113,6 +114,11 @@ public:
   // variables. Default: an empty list (the backend does not look; no host
   // gets the variables).
   virtual std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target);
+  // [launch] bind: per host, in order, its CPU topology read on the host
+  // itself (topology_script()); a host that cannot be read is unknown and
+  // says why (its ranks run unbound). Default: every host unknown, "the
+  // NAME backend does not read host topology".
+  virtual std::vector<HostTopology> read_topology(const Inventory& hosts);
   // True when every rank runs on this machine whatever the host names say
   // (the rendezvous then binds loopback). Default: false.
   virtual bool ranks_are_local() const { return false; }

@@ -7,6 +7,9 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "src/render/binding.hpp"
+#include "src/render/container.hpp"
+
 namespace ddl {
 
 EnvList local_login_env(char** environ_ptr) {
@@ -75,12 +78,44 @@ EnvList launcher_env(const JobSpec& job, RankPlace place, char** environ_ptr) {
   return passed;
 }
 
+namespace {
+
+// What a container gets by --env: everything the rank gets but the
+// launcher's login (PATH, HOME, ... of this machine, which would break the
+// image's) and the runtime client's own settings, unless the job names them.
+std::vector<std::string> container_env_names(const JobSpec& job, const EnvList& env, const EnvList& own) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : env) {
+    const bool from_login = is_launcher_only(name) || name == "LANG" || name == "TZ" || name.starts_with("LC_") ||
+                            is_runtime_client_variable(name);
+    if (!from_login || has_name(own, name) || named_by_job(job, name)) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+// The rank's program wrapped in its container; `launch.env` then holds what
+// the runtime client needs.
+void contain(RankLaunch& launch, const JobSpec& job, const LaunchContext& ctx, const EnvList& own,
+             const EnvList& client) {
+  ContainerRank who{job.name, launch.rank, ctx.attempt, ctx.container_tag, launch.cpus};
+  const std::vector<std::string> names = container_env_names(job, launch.env, own);
+  launch.argv = container_argv(job, who, launch.argv, launch.env, names);
+  launch.env = merge_env({&launch.env, &client});
+}
+
+} // namespace
+
 std::vector<RankLaunch> build_launches(const JobSpec& job, const Plan& plan, const LaunchContext& ctx,
                                        RankPlace place, char** environ_ptr) {
   std::vector<std::string> argv = job.command;
   if (job.command_is_shell && !job.command.empty()) {
     argv = {"/bin/sh", "-c", job.command.front()};
   }
+  argv = setup_argv(job.setup, argv);
+  const EnvList client = job.container.enabled() && place == RankPlace::this_machine
+                             ? runtime_client_env(environ_ptr) : EnvList{};
   std::string workdir = job.workdir;
   const bool workdir_is_default = workdir.empty();
   if (workdir_is_default) {
@@ -101,6 +136,10 @@ std::vector<RankLaunch> build_launches(const JobSpec& job, const Plan& plan, con
     EnvList own = rank_env(job, plan, slot.rank, ctx);
     std::erase_if(own, [&](const auto& kv) { return is_user_overridable_default(kv.first) && has_name(base, kv.first); });
     launch.env = merge_env({&base, &own});
+    launch.cpus = rank_binding(job, plan, slot.rank, ctx).cpus;
+    if (job.container.enabled()) {
+      contain(launch, job, ctx, own, client);
+    }
     launches.push_back(std::move(launch));
   }
   return launches;

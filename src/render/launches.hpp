@@ -24,6 +24,9 @@ struct RankLaunch {
   bool workdir_is_default = false;
   EnvList env;                    // the complete environment of the rank
   Millis grace{10'000};
+  // [launch] bind: the CPUs the program is pinned to before it starts
+  // (src/render/binding.hpp); empty: unbound.
+  std::vector<int> cpus;
 };
 
 // The variables a login on this machine would give a process (PATH, HOME,
@@ -52,9 +55,12 @@ EnvList launcher_env(const JobSpec& job, RankPlace place, char** environ_ptr);
 bool is_launcher_only(std::string_view name);
 
 // Every rank's launch for one attempt: argv (a string command runs under
-// /bin/sh -c), workdir (default: the launcher's cwd), grace, and the env:
-// launcher_env, then what ddl sets (rank_env) on top, except the defaults
-// that env_pass already gives (is_user_overridable_default).
+// /bin/sh -c; then wrapped by [job] setup and [container], see
+// src/render/container.hpp), workdir (default: the launcher's cwd), grace,
+// its CPUs ([launch] bind), and the env: launcher_env, then what ddl sets
+// (rank_env) on top, except the defaults that env_pass already gives
+// (is_user_overridable_default); with [container], local ranks' runtime
+// clients also get runtime_client_env.
 std::vector<RankLaunch> build_launches(const JobSpec& job, const Plan& plan, const LaunchContext& ctx,
                                        RankPlace place, char** environ_ptr);
 

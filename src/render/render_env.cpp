@@ -10,6 +10,9 @@
 #include "src/render/frameworks/mpi.hpp"
 #include "src/render/frameworks/tensorflow.hpp"
 #include "src/render/frameworks/torch.hpp"
+#include "src/render/binding.hpp"
+#include "src/render/team_env.hpp"
+#include "src/util/json.hpp"
 
 namespace ddl {
 
@@ -75,7 +78,8 @@ std::string join_ints(const std::vector<int>& values) {
 }
 
 bool user_sets_env(const JobSpec& job, std::string_view name) {
-  if (std::ranges::any_of(job.env, [&](const auto& kv) { return kv.first == name; })) {
+  auto named = [&](const auto& kv) { return kv.first == name; };
+  if (std::ranges::any_of(job.env, named) || std::ranges::any_of(job.env_file_vars, named)) {
     return true;
   }
   const std::string key(name);
@@ -113,6 +117,8 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
   for (const auto& [name, value] : job.env) {
     set_last(env, name, value);
   }
+  add_team_env(env, job, view.host);
+  set_bound_threads(env, job, view.host, rank_binding(job, plan, rank, ctx));
   return env;
 }
 

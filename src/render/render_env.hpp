@@ -13,6 +13,7 @@
 #include "src/plan/plan.hpp"
 #include "src/render/render_interfaces.hpp"
 #include "src/util/env.hpp"
+#include "src/util/topology.hpp"
 
 namespace ddl {
 
@@ -34,6 +35,12 @@ struct LaunchContext {
   std::string horovod_port = "<horovod-port>";
   // Per plan host (plan.hosts order); empty or a nameless entry: none set.
   std::vector<HostInterface> interfaces;
+  // [launch] bind: per plan host, its CPUs (src/render/binding.hpp); empty
+  // or an unknown entry: its ranks run unbound.
+  std::vector<HostTopology> topologies;
+  // [container]: the last word of each container's name, the same for every
+  // rank of one launch ("ddl-JOB-RANK-aATTEMPT-TAG").
+  std::string container_tag = "tag";
 };
 
 // One rank as each framework's variables see it.
@@ -46,14 +53,16 @@ struct RankView {
 
 inline constexpr const char* k_redacted = "<redacted>";
 
-// True when the user sets `name` for the ranks: in [job] env or -x, or
-// through env_pass from the launcher's environment. ddl's defaults
+// True when the user sets `name` for the ranks: in [job] env, -x or the env
+// file, or through env_pass from the launcher's environment. ddl's defaults
 // (TORCH_NCCL_ASYNC_ERROR_HANDLING, ...) then stay out of the way.
 bool user_sets_env(const JobSpec& job, std::string_view name);
 
 // The env ddl sets for `rank`: generic DDL_*, each framework of the job,
 // CUDA_VISIBLE_DEVICES (bind_gpus), its host's interface
-// (k_interface_variables), then job.env. Not env_pass.
+// (k_interface_variables), then job.env, the env file, its host's
+// [host_env] and -x (src/render/team_env.hpp), and OMP_NUM_THREADS for a
+// bound rank (src/render/binding.hpp). Not env_pass.
 EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchContext& ctx);
 
 // The variables of the launcher's own environment that `env_pass` selects.

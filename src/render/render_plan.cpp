@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 
 #include "src/render/render_plan.hpp"
+#include "src/render/binding.hpp"
+#include "src/render/team_env.hpp"
 #include "src/util/json.hpp"
 #include "src/util/table.hpp"
 #include "src/util/text.hpp"
@@ -32,13 +34,11 @@ std::string shown_command(const JobSpec& job) {
   return out;
 }
 
-// The secret never leaves ddl in any printed form.
+// The secret never leaves ddl in any printed form, nor what the env file holds.
 EnvList redacted_env(const JobSpec& job, const Plan& plan, int rank, const LaunchContext& ctx) {
   EnvList env = rank_env(job, plan, rank, ctx);
   for (auto& [name, value] : env) {
-    if (name == "DDL_TOKEN") {
-      value = k_redacted;
-    }
+    value = name == "DDL_TOKEN" ? std::string(k_redacted) : shown_env_value(job, name, value);
   }
   return env;
 }
@@ -171,6 +171,9 @@ std::string plan_json(const JobSpec& job, const Plan& plan, const LaunchContext&
                      {"local_rank", slot.local_rank}, {"local_size", slot.local_size},
                      {"node_rank", slot.node_rank}, {"gpus", slot.gpus}, {"env", std::move(env)},
                      {"command", command_argv(job)}});
+    if (job.launch.bind != CpuBind::none) {
+      ranks.back()["cpus"] = rank_binding(job, plan, slot.rank, ctx).cpus;
+    }
   }
   Json doc = {{"job", job.name}, {"world_size", plan.world_size}, {"ranks", std::move(ranks)}};
   if (shows_placement(job)) {

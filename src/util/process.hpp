@@ -30,6 +30,7 @@ struct SpawnSpec {
   int death_signal = 0;                // sent when the forking thread ends (0: none)
   bool ignore_sigpipe = false;         // it outlives our pipes (e.g. mpirun cleaning up)
   std::optional<rlim_t> nofile_soft;   // lowers its RLIMIT_NOFILE soft limit
+  std::vector<int> cpus;               // pinned to these CPUs before exec; empty: as we are
 };
 
 // A started child; the pipe ends are ours, CLOEXEC, -1 when absent.

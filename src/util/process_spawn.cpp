@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,12 +52,20 @@ struct ExecImage {
   std::vector<std::string> env_words;
   std::vector<char*> argv;
   std::vector<char*> envp;
+  std::vector<cpu_set_t> cpus;  // spec.cpus as a mask; empty: not pinned
 
   explicit ExecImage(const SpawnSpec& spec) : argv_words(spec.argv), env_words(spec.env) {
     for (auto& word : argv_words) argv.push_back(word.data());
     argv.push_back(nullptr);
     for (auto& word : env_words) envp.push_back(word.data());
     envp.push_back(nullptr);
+    if (!spec.cpus.empty()) {
+      const int highest = *std::ranges::max_element(spec.cpus);
+      cpus.resize(static_cast<std::size_t>(highest) / CPU_SETSIZE + 1);
+      for (int cpu : spec.cpus) {
+        CPU_SET_S(static_cast<std::size_t>(cpu), cpus.size() * sizeof(cpu_set_t), cpus.data());
+      }
+    }
   }
 };
 
@@ -105,6 +114,9 @@ void reset_signals(bool ignore_sigpipe) {
   }
   if (!spec.workdir.empty() && ::chdir(spec.workdir.c_str()) != 0) {
     child_fail(report, SpawnStage::chdir);
+  }
+  if (!image.cpus.empty() && ::sched_setaffinity(0, image.cpus.size() * sizeof(cpu_set_t), image.cpus.data()) != 0) {
+    child_fail(report, SpawnStage::setup);
   }
   struct rlimit limit {};
   if (spec.nofile_soft && ::getrlimit(RLIMIT_NOFILE, &limit) == 0 &&
