@@ -30,6 +30,7 @@ public:
   Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) final;
   GangStart start(std::span<const RankLaunch> launches, RankEvents& events) final;
   void signal_all(int signo) final;
+  bool starts_ranks_alone() const final { return true; }
 
 protected:
   // How the preflight report names what it reached.

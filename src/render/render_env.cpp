@@ -104,6 +104,9 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
     env.emplace_back("CUDA_VISIBLE_DEVICES", join_ints(host_slot_ids(view)));
   }
   add_interface(env, ctx, slot.host_index);
+  if (ctx.singleton_guard) {
+    add_singleton_guard(env, job);
+  }
   for (const auto& [name, value] : job.env) {
     set_last(env, name, value);
   }
