@@ -99,7 +99,7 @@ Result<LauncherCommand> build_mpirun_command(std::span<const RankLaunch> launche
     command.env.emplace_back(names.back(), env->ranks[static_cast<std::size_t>(rank)]);
   }
   if (hydra) {
-    command.argv.insert(command.argv.end(), {"-genvnone", "-genvlist", joined(names)});
+    command.argv.insert(command.argv.end(), {"-genvlist", joined(names)});
   } else {
     for (const auto& name : names) {
       command.argv.insert(command.argv.end(), {"-x", name});

@@ -85,7 +85,7 @@ if have mpicc.mpich mpich; then
   printf '[mpirun]\nflavour = "mpich"\nargs = ["-bind-to", "none"]\n' >mpich.toml
   expect_exit 0 run_ mpich.toml --np 3 --dry-run ./ring_mpich
   sed -e 's/^ *//' -e 's/ \\$//' "$t/out" | tr '\n' ' ' >"$t/words"
-  expect_contains "$t/words" "mpiexec.hydra -f '<hostfile>' -n 3 -prepend-rank -launcher rsh -launcher-exec '<rsh>' -bind-to none -genvnone -genvlist "
+  expect_contains "$t/words" "mpiexec.hydra -f '<hostfile>' -n 3 -prepend-rank -launcher rsh -launcher-exec '<rsh>' -bind-to none -genvlist "
   expect_exit 0 run_ mpich.toml --np 3 ./ring_mpich
   for r in 0 1 2; do expect_contains "$t/out" "[$r] process $r of 3 on"; done
   expect_contains "$t/out" "[2] process 2 passed 4 messages"
