@@ -17,7 +17,7 @@ bool is_mpirun_own(std::string_view name) {
 // Names Hydra sets in every rank itself (its PMI wire-up and ranks).
 bool is_hydra_own(std::string_view name) {
   return name.starts_with("PMI_") || name.starts_with("MPIR_") || name.starts_with("HYDRA_") ||
-         name.starts_with("MPI_LOCAL");
+         name == "MPI_LOCALRANKID" || name == "MPI_LOCALNRANKS";
 }
 
 std::string joined(const std::vector<std::string>& names) {
