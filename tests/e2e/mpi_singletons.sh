@@ -42,7 +42,7 @@ expect_exit 0 run_ --np 2 --backend local ./plain
 hint="write --backend mpirun, or frameworks = [\"mpi\"] in [job]"
 # Hidden behind a script, ddl cannot see MPI: the guard makes MPI_Init refuse.
 expect_exit 1 run_ --np 2 --backend local ./ring.sh
-expect_contains "$t/err" "ddl: rank 0 is an MPI program that ddl started without an MPI launcher (it would have been one of 2 one-rank MPI worlds, so MPI_Init refused): $hint"
+expect_contains "$t/err" "is an MPI program that ddl started without an MPI launcher (it would have been one of 2 one-rank MPI worlds, so MPI_Init refused): $hint"
 expect_not_contains "$t/out" "of 1 on"
 expect_exit 0 run_ --np 1 --backend local ./ring.sh
 expect_contains "$t/out" "[0] process 0 of 1 on"
