@@ -105,7 +105,7 @@ std::string launcher_dry_run(std::string_view launcher, const LauncherCommand& c
 std::string launcher_words(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& word : argv) {
-    out += (out.empty() ? "" : " ") + (word.find('\n') != std::string::npos ? "<rank script>" : word);
+    out += (out.empty() ? "" : " ") + shell_word(word);
   }
   return out;
 }

@@ -70,7 +70,8 @@ std::optional<std::pair<int, int>> parse_exit_marker(std::string_view line, std:
 // quoted for sh, then the appendix.
 std::string launcher_dry_run(std::string_view launcher, const LauncherCommand& command);
 
-// The argv for -v: the rank script shown as <rank script>.
+// The argv for -v: the whole command line, each word quoted for sh (the
+// rank script too), as --dry-run shows it.
 std::string launcher_words(const std::vector<std::string>& argv);
 
 } // namespace ddl

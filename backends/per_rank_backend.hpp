@@ -31,6 +31,7 @@ public:
   std::vector<LeftOutHost> unreached_hosts() const final { return unreached_; }
   GangStart start(std::span<const RankLaunch> launches, RankEvents& events) final;
   void signal_all(int signo) final;
+  bool starts_ranks_alone() const final { return true; }
 
 protected:
   // How the preflight report names what it reached.

@@ -13,6 +13,7 @@
 #include "backends/slurm/slurm_backend.hpp"
 #include "backends/ssh/ssh_backend.hpp"
 #include "src/launch/plan_hosts.hpp"
+#include "src/render/frameworks/mpi.hpp"
 #include "src/util/net.hpp"
 
 namespace ddl {
@@ -74,6 +75,7 @@ std::unique_ptr<Backend> make_mpirun(const JobSpec& job) {
   options.pod_slots = pod_slots(job, BackendKind::mpirun);
   options.pod_labels = label_need(job);
   options.args = job.mpirun.args;
+  options.flavour = job.mpirun.flavour;
   return std::make_unique<mpirun::MpirunBackend>(std::move(options));
 }
 
@@ -135,6 +137,11 @@ struct Choice {
 std::optional<Choice> auto_without_hosts(const JobSpec& job) {
   if (has_mpi(job)) {
     return Choice{BackendKind::mpirun, "auto: the mpi framework needs mpirun to make its ranks one MPI job"};
+  }
+  if (auto program = mpi_program(job)) {
+    return Choice{BackendKind::mpirun, fmt::format("auto: {} links the MPI library {}, and mpirun makes its "
+                                                   "ranks one MPI job",
+                                                   program->path, program->library)};
   }
   if (pods_are_hosts(job, BackendKind::kubernetes) && !job.kubernetes.selector.empty()) {
     return Choice{BackendKind::kubernetes, "auto: the [kubernetes] selector names the hosts"};
@@ -198,6 +205,21 @@ Result<void> logins_fit(const Inventory& hosts, std::string_view backend) {
 }
 
 } // namespace
+
+Result<void> check_backend_for_plan(const JobSpec& job, const Backend& backend, const Plan& plan) {
+  if (plan.world_size < 2 || backend.starts_mpi_world() || !backend.starts_ranks_alone()) {
+    return {};
+  }
+  auto program = mpi_program(job);
+  if (!program) {
+    return {};
+  }
+  return fail(ExitCode::usage,
+              fmt::format("{} links the MPI library {}: backend {} would start its {} ranks as {} one-rank MPI "
+                          "jobs (MPI singletons) that never form one MPI_COMM_WORLD; use --backend mpirun (or "
+                          "auto, which picks it), or frameworks = [\"mpi\"]",
+                          program->path, program->library, backend.name(), plan.world_size, plan.world_size));
+}
 
 Result<SelectedBackend> select_backend(const JobSpec& job) {
   if (auto problem = mpi_problem(job)) {

@@ -23,7 +23,8 @@ struct SelectedBackend {
 };
 
 // The only place that knows every backend and chooses one. [launch] backend
-// = "auto" (the default) takes mpirun for the mpi framework, kubernetes for
+// = "auto" (the default) takes mpirun for the mpi framework or a program
+// that links an MPI library (mpi_program), kubernetes for
 // a [kubernetes] selector with no other host source, slurm when the hosts are
 // the Slurm allocation ddl runs in, local when every host
 // is this machine (net::is_this_machine), else ssh. Errors (ExitCode::usage):
@@ -31,5 +32,11 @@ struct SelectedBackend {
 // or kubernetes with the mpi framework (each rank would be an MPI singleton),
 // backend slurm outside a Slurm allocation (SLURM_JOB_ID unset).
 Result<SelectedBackend> select_backend(const JobSpec& job);
+
+// Once the plan is known: a program that links an MPI library
+// (mpi_program) with more than one rank on a backend that starts each rank
+// alone (local, ssh, kubernetes) is an error (ExitCode::usage) that says
+// what to write instead; `auto` picks mpirun for it before this.
+Result<void> check_backend_for_plan(const JobSpec& job, const Backend& backend, const Plan& plan);
 
 } // namespace ddl

@@ -35,6 +35,10 @@ Result<PlannedJob> plan_job(const JobSpec& job);
 // plan table shows it.
 std::string backend_shown(const PlannedJob& planned);
 
+// The MPI singleton guard goes into every rank's env (more than one rank,
+// each started alone: src/render/frameworks/mpi.hpp).
+bool wants_singleton_guard(const Backend& backend, const Plan& plan);
+
 // What `run --dry-run` and `render` show for a launch that does not happen:
 // placeholders for what only a launch finds (a free master port, the
 // rendezvous, the error-file folder), the backend as chosen.

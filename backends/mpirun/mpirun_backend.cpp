@@ -2,6 +2,9 @@
 #include "backends/mpirun/mpirun_backend.hpp"
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/core.h>
@@ -55,21 +58,71 @@ std::optional<Result<int>> MpirunBackend::master_port(const Host& host, int firs
 
 MpirunBackend::~MpirunBackend() { shutdown(); }
 
+std::optional<MpiFlavour> flavour_of_version(std::string_view version_text) {
+  if (version_text.starts_with("mpirun (Open MPI)")) {
+    return MpiFlavour::openmpi;
+  }
+  if (version_text.find("HYDRA build details") != std::string_view::npos) {
+    return MpiFlavour::mpich;
+  }
+  return std::nullopt;
+}
+
+// The launcher's program and its flavour: `mpirun` as found (auto), or the
+// one the job names (mpich: mpiexec.hydra when `mpirun` is another MPI's).
+Result<void> MpirunBackend::find_flavour() {
+  const MpiFlavour wanted = options_.flavour;
+  std::vector<std::string> programs = {"mpirun"};
+  if (wanted == MpiFlavour::mpich) {
+    programs.push_back("mpiexec.hydra");
+  }
+  std::string found_text;
+  for (const std::string& program : programs) {
+    auto version = run_captured({program, "--version"}, 30'000);
+    if (!version || version->exit.code != 0) {
+      continue;
+    }
+    auto flavour = flavour_of_version(version->out);
+    if (flavour && (wanted == MpiFlavour::automatic || *flavour == wanted)) {
+      flavour_ = *flavour;
+      program_ = program;
+      return {};
+    }
+    found_text = last_lines(version->out, 1);
+  }
+  if (found_text.empty()) {
+    return fail(ExitCode::launch, wanted == MpiFlavour::mpich
+                                      ? "mpirun.flavour mpich needs MPICH's mpiexec.hydra on PATH (Debian: apt-get "
+                                        "install mpich)"
+                                      : "backend mpirun needs Open MPI's mpirun (or MPICH's) on PATH (Debian: "
+                                        "apt-get install openmpi-bin)");
+  }
+  return fail(ExitCode::launch, fmt::format("backend mpirun needs {}; found: {}",
+                                            wanted == MpiFlavour::mpich     ? "MPICH's Hydra (mpirun.flavour mpich)"
+                                            : wanted == MpiFlavour::openmpi ? "Open MPI (mpirun.flavour openmpi)"
+                                                                            : "Open MPI or MPICH",
+                                            found_text));
+}
+
 Result<void> MpirunBackend::find_launcher(const Plan& plan) {
-  auto version = run_captured({"mpirun", "--version"}, 30'000);
-  if (!version || version->exit.code != 0) {
-    return fail(ExitCode::launch,
-                "backend mpirun needs Open MPI's mpirun on PATH (Debian: apt-get install openmpi-bin)");
+  if (auto found = find_flavour(); !found) {
+    return found;
   }
-  if (!version->out.starts_with("mpirun (Open MPI)")) {
-    return fail(ExitCode::launch, fmt::format("backend mpirun needs Open MPI; found: {}",
-                                              last_lines(version->out, 1)));
-  }
-  auto path = gang_file("hostfile", openmpi_hostfile(plan), false);
+  const bool mpich = flavour_ == MpiFlavour::mpich;
+  auto path = gang_file("hostfile", mpich ? mpich_hostfile(plan) : openmpi_hostfile(plan), false);
   if (!path) {
     return fail(path.error());
   }
   hostfile_ = *path;
+  if (mpich) {
+    rsh_exec_ = (std::filesystem::path(hostfile_).parent_path() / "rsh").string();
+    std::ofstream out(rsh_exec_);
+    out << hydra_rsh_script(own_executable_path());
+    out.close();
+    if (!out || ::chmod(rsh_exec_.c_str(), 0700) != 0) {
+      return fail(ExitCode::launch, "cannot write " + rsh_exec_);
+    }
+  }
   return {};
 }
 
@@ -82,11 +135,22 @@ Result<LauncherCommand> MpirunBackend::command(std::span<const RankLaunch> launc
   settings.rsh_transport = options_.rsh_transport;
   settings.job_file = options_.job_file;
   settings.extra_args = options_.args;
+  // --dry-run prepares nothing: the flavour is asked here (the job's, when
+  // no such MPI is installed).
+  if (dry_run && !find_flavour()) {
+    flavour_ = options_.flavour == MpiFlavour::mpich ? MpiFlavour::mpich : MpiFlavour::openmpi;
+    program_ = flavour_ == MpiFlavour::mpich ? "mpiexec.hydra" : "mpirun";
+  }
+  settings.mpirun = program_;
+  settings.flavour = flavour_;
+  settings.rsh_exec = dry_run ? "<rsh>" : rsh_exec_;
+  settings.as_root = settings.as_root && flavour_ == MpiFlavour::openmpi;
   return build_mpirun_command(launches, settings);
 }
 
 std::unique_ptr<LauncherOutput> MpirunBackend::parse_output(int /*world_size*/, LauncherOutput::Sink sink) {
-  return std::make_unique<TaggedOutput>(std::move(sink));
+  return std::make_unique<TaggedOutput>(std::move(sink),
+                                        flavour_ == MpiFlavour::mpich ? TagStyle::hydra : TagStyle::open_mpi);
 }
 
 void MpirunBackend::deliver(int signo) {

@@ -26,7 +26,13 @@ struct MpirunOptions {
   std::optional<int> pod_slots;  // the pods of [kubernetes] selector are the hosts
   LabelNeed pod_labels = LabelNeed::none;  // their nodes' labels (kubernetes_inventory)
   std::vector<std::string> args;  // job.mpirun.args: given to mpirun after ddl's own options
+  MpiFlavour flavour = MpiFlavour::automatic;  // [mpirun] flavour
 };
+
+// Which MPI `mpirun --version` (or `mpiexec.hydra --version`) says it is:
+// openmpi for "mpirun (Open MPI) ...", mpich for Hydra's "HYDRA build
+// details"; nullopt for anything else.
+std::optional<MpiFlavour> flavour_of_version(std::string_view version_text);
 
 class MpirunBackend final : public LauncherBackend {
 public:
@@ -44,7 +50,7 @@ public:
   bool starts_mpi_world() const override { return true; }
 
 protected:
-  // Open MPI's mpirun on PATH; the plan's hostfile.
+  // Open MPI's mpirun, or MPICH's Hydra (flavour), on PATH; the plan's hostfile.
   Result<void> find_launcher(const Plan& plan) override;
   Result<LauncherCommand> command(std::span<const RankLaunch> launches, bool dry_run) override;
   std::unique_ptr<LauncherOutput> parse_output(int world_size, LauncherOutput::Sink sink) override;
@@ -53,8 +59,13 @@ protected:
   void deliver(int signo) override;
 
 private:
+  Result<void> find_flavour();
+
   MpirunOptions options_;
+  MpiFlavour flavour_ = MpiFlavour::openmpi;  // as found by find_launcher
+  std::string program_ = "mpirun";            // mpirun, or mpiexec.hydra for mpich
   std::string hostfile_;  // the plan's, written by find_launcher
+  std::string rsh_exec_;  // mpich: Hydra's launcher script, beside the hostfile
 };
 
 } // namespace ddl::mpirun

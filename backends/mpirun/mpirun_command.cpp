@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include "src/util/text.hpp"
+
 namespace ddl::mpirun {
 
 namespace {
@@ -12,10 +14,50 @@ bool is_mpirun_own(std::string_view name) {
   return name.starts_with("OMPI_") || name.starts_with("PMIX_");
 }
 
+// Names Hydra sets in every rank itself (its PMI wire-up and ranks).
+bool is_hydra_own(std::string_view name) {
+  return name.starts_with("PMI_") || name.starts_with("MPIR_") || name.starts_with("HYDRA_") ||
+         name == "MPI_LOCALRANKID" || name == "MPI_LOCALNRANKS";
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) {
+    out += (out.empty() ? "" : ",") + name;
+  }
+  return out;
+}
+
+// mpirun's own options, up to the job's: Open MPI's or Hydra's spellings.
+std::vector<std::string> launcher_options(const MpirunSettings& settings, int world) {
+  const bool hydra = settings.flavour == MpiFlavour::mpich;
+  std::vector<std::string> argv;
+  if (hydra) {
+    argv = {settings.mpirun, "-f", settings.hostfile, "-n", std::to_string(world), "-prepend-rank",
+            "-launcher", "rsh", "-launcher-exec", settings.rsh_exec};
+  } else {
+    argv = {settings.mpirun, "--hostfile", settings.hostfile, "-np", std::to_string(world), "--tag-output"};
+    if (settings.as_root) {
+      argv.push_back("--allow-run-as-root");
+    }
+    argv.insert(argv.end(), {"--mca", "plm_rsh_agent", settings.ddl_path + " rsh", "--mca", "plm_rsh_no_tree_spawn",
+                             "1", "--mca", "orte_leave_session_attached", "1"});
+  }
+  if (!settings.workdir.empty()) {
+    argv.insert(argv.end(), {hydra ? "-wdir" : "--wdir", settings.workdir});
+  }
+  argv.insert(argv.end(), settings.extra_args.begin(), settings.extra_args.end());
+  return argv;
+}
+
 } // namespace
 
-std::string rank_script(int world_size) {
-  return rank_script_head(k_rank_script, world_size, "DDL_RSH_TRANSPORT DDL_RSH_JOB") +
+std::string hydra_rsh_script(const std::string& ddl_path) {
+  return fmt::format("#!/bin/sh\nexec {} rsh \"$@\"\n", shell_quote(ddl_path));
+}
+
+std::string rank_script(int world_size, const RankScript& script) {
+  return rank_script_head(script, world_size, "DDL_RSH_TRANSPORT DDL_RSH_JOB") +
          // A watchdog: if mpirun (or its daemon) goes away without ending this
          // rank, end the rank's process group (TERM, then KILL). Ended, it
          // ends its sleep too: nothing of the rank's may outlive it.
@@ -30,44 +72,44 @@ std::string rank_script(int world_size) {
          "\"$@\"\n"
          "__ddl_rc=$?\n"
          "kill \"$__ddl_w\" 2>/dev/null && wait \"$__ddl_w\"\n" +
-         rank_script_exit_line(k_rank_script) + "exit \"$__ddl_rc\"\n";
+         rank_script_exit_line(script) + "exit \"$__ddl_rc\"\n";
 }
 
 Result<LauncherCommand> build_mpirun_command(std::span<const RankLaunch> launches, const MpirunSettings& settings) {
   if (launches.empty()) {
     return fail(ExitCode::usage, "mpirun: no ranks to start");
   }
-  auto env = split_gang_env(launches, is_mpirun_own);
+  const bool hydra = settings.flavour == MpiFlavour::mpich;
+  const RankScript& script = hydra ? k_hydra_rank_script : k_rank_script;
+  auto env = split_gang_env(launches, hydra ? is_hydra_own : is_mpirun_own);
   if (!env) {
     return fail(env.error());
   }
   const int world = static_cast<int>(launches.size());
   LauncherCommand command;
-  command.note = "values of -x NAME come from the environment, never the command line";
-  command.argv = {settings.mpirun, "--hostfile", settings.hostfile, "-np", std::to_string(world),
-                  "--tag-output"};
-  if (settings.as_root) {
-    command.argv.push_back("--allow-run-as-root");
-  }
-  command.argv.insert(command.argv.end(),
-                      {"--mca", "plm_rsh_agent", settings.ddl_path + " rsh", "--mca",
-                       "plm_rsh_no_tree_spawn", "1", "--mca", "orte_leave_session_attached", "1"});
-  if (!settings.workdir.empty()) {
-    command.argv.insert(command.argv.end(), {"--wdir", settings.workdir});
-  }
-  command.argv.insert(command.argv.end(), settings.extra_args.begin(), settings.extra_args.end());
+  command.note = hydra ? "values of -genvlist NAMES come from the environment, never the command line"
+                       : "values of -x NAME come from the environment, never the command line";
+  command.argv = launcher_options(settings, world);
+  // Variables forwarded by name: the shared ones, then each rank's blob.
+  std::vector<std::string> names;
   for (const auto& [name, value] : env->shared) {
-    command.argv.insert(command.argv.end(), {"-x", name});
+    names.push_back(name);
     command.env.emplace_back(name, value);
   }
   for (int rank = 0; rank < world; ++rank) {
-    std::string blob = fmt::format("{}{}", k_rank_script.env_prefix, rank);
-    command.argv.insert(command.argv.end(), {"-x", blob});
-    command.env.emplace_back(blob, env->ranks[static_cast<std::size_t>(rank)]);
+    names.push_back(fmt::format("{}{}", script.env_prefix, rank));
+    command.env.emplace_back(names.back(), env->ranks[static_cast<std::size_t>(rank)]);
+  }
+  if (hydra) {
+    command.argv.insert(command.argv.end(), {"-genvlist", joined(names)});
+  } else {
+    for (const auto& name : names) {
+      command.argv.insert(command.argv.end(), {"-x", name});
+    }
   }
   command.env.emplace_back("DDL_RSH_TRANSPORT", settings.rsh_transport);
   command.env.emplace_back("DDL_RSH_JOB", settings.job_file);
-  command.argv.insert(command.argv.end(), {"sh", "-c", rank_script(world), "ddl-rank"});
+  command.argv.insert(command.argv.end(), {"sh", "-c", rank_script(world, script), "ddl-rank"});
   const auto& argv = launches.front().argv;
   command.argv.insert(command.argv.end(), argv.begin(), argv.end());
   return command;

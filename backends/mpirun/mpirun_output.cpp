@@ -20,7 +20,32 @@ struct TagMatch {
   std::size_t length = 0;
   int rank = -1;
 };
-std::optional<TagMatch> match_tag(std::string_view text) {
+// Hydra's -prepend-rank: "[digits] ".
+std::optional<TagMatch> match_hydra_tag(std::string_view text) {
+  std::size_t i = 1;
+  while (i < text.size() && i <= 10 && is_digit(text[i])) {
+    ++i;
+  }
+  if (i == text.size()) {
+    return std::nullopt;
+  }
+  if (i == 1 || text[i] != ']') {
+    return TagMatch{};
+  }
+  if (i + 1 == text.size()) {
+    return std::nullopt;
+  }
+  auto rank = parse_int(text.substr(1, i - 1));
+  if (text[i + 1] != ' ' || !rank || *rank >= 1'000'000'000) {
+    return TagMatch{};
+  }
+  return TagMatch{i + 2, static_cast<int>(*rank)};
+}
+
+std::optional<TagMatch> match_tag(std::string_view text, TagStyle style) {
+  if (style == TagStyle::hydra) {
+    return match_hydra_tag(text);
+  }
   // [digits,digits]<stdout>:
   std::size_t i = 1;
   auto digits = [&]() -> std::optional<bool> {
@@ -103,6 +128,7 @@ void TaggedOutput::emit(Stream stream, StreamState& state, std::string_view byte
         if (!first_failure_) {
           first_failure_ = failure;
         }
+        ended_.push_back(*failure);
         std::string rest = marker.substr(newline + 1);
         marker.clear();
         state.line_start = true;
@@ -126,7 +152,12 @@ void TaggedOutput::emit(Stream stream, StreamState& state, std::string_view byte
 
 // Open MPI tags every line a rank writes: after a rank's newline, text up
 // to the next tag is mpirun's own.
+// Hydra tags each chunk it reads: text up to the next tag stays the rank's.
 void TaggedOutput::emit_segment(Stream stream, StreamState& state, std::string_view bytes) {
+  if (style_ == TagStyle::hydra) {
+    emit(stream, state, bytes);
+    return;
+  }
   auto newline = bytes.find('\n');
   if (state.rank < 0 || newline == std::string_view::npos || newline + 1 == bytes.size()) {
     emit(stream, state, bytes);
@@ -163,7 +194,7 @@ void TaggedOutput::drain(Stream stream, StreamState& state, bool at_end) {
       done = text.size();
       break;
     }
-    auto tag = match_tag(text.substr(bracket));
+    auto tag = match_tag(text.substr(bracket), style_);
     if (!tag) {
       if (at_end || text.size() - bracket > k_max_tag) {
         emit_segment(stream, state, text.substr(done));
@@ -184,6 +215,14 @@ void TaggedOutput::drain(Stream stream, StreamState& state, bool at_end) {
     done = bracket + tag->length;
   }
   state.pending.erase(0, done);
+}
+
+std::vector<std::pair<int, int>> TaggedOutput::take_ended() {
+  // Hydra lets the other ranks run on after one fails; Open MPI ends them itself.
+  if (style_ != TagStyle::hydra) {
+    return {};
+  }
+  return std::exchange(ended_, {});
 }
 
 std::optional<Blame> TaggedOutput::blame(const RankExit& whole, std::span<const RankLaunch> launches) const {

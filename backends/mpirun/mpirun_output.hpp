@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "backends/launcher_backend.hpp"
 
@@ -15,9 +17,16 @@ namespace ddl::mpirun {
 // also start mid-line; bytes between tags belong to the last tag's rank.
 // Untagged text is mpirun's own (kept for the failure report). The rank
 // script's exit marker is taken out and remembered.
+// How the launcher tags each rank's bytes: Open MPI's --tag-output
+// ("[1,3]<stdout>:"), or Hydra's -prepend-rank ("[3] ", on each chunk it
+// reads; a rank's failure is reported as soon as its marker is seen, since
+// Hydra lets the others run on).
+enum class TagStyle { open_mpi, hydra };
+
 class TaggedOutput final : public LauncherOutput {
 public:
-  explicit TaggedOutput(Sink sink) : LauncherOutput(std::move(sink)) {}
+  explicit TaggedOutput(Sink sink, TagStyle style = TagStyle::open_mpi)
+      : LauncherOutput(std::move(sink)), style_(style) {}
 
   void feed(Stream stream, std::string_view bytes) override;
   void finish() override;
@@ -25,6 +34,7 @@ public:
   // script cannot tell them apart), else the rank mpirun says a signal
   // killed, else the first rank on a host that `ddl rsh` could not reach.
   std::optional<Blame> blame(const RankExit& whole, std::span<const RankLaunch> launches) const override;
+  std::vector<std::pair<int, int>> take_ended() override;
 
   // The first rank that reported a non-zero exit, and its code.
   std::optional<std::pair<int, int>> first_failure() const { return first_failure_; }
@@ -40,6 +50,8 @@ private:
   void emit_segment(Stream stream, StreamState& state, std::string_view bytes);
   void switch_rank(Stream stream, StreamState& state, int rank);
 
+  TagStyle style_;
+  std::vector<std::pair<int, int>> ended_;  // failures not yet taken (Hydra)
   StreamState out_;
   StreamState err_;
   std::string marker_line_[2];

@@ -108,8 +108,13 @@ struct SlurmSection {
 
 // mpirun's own options, given to the mpirun backend's mpirun (`ddl mpirun`'s
 // --mca, --bind-to, ...; DESIGN's [mpirun] args).
+// Which MPI's mpirun the mpirun backend drives: auto (asks `mpirun
+// --version`), Open MPI's, or MPICH's Hydra (its own spellings).
+enum class MpiFlavour { automatic, openmpi, mpich };
+
 struct MpirunSection {
-  std::vector<std::string> args;
+  std::vector<std::string> args;  // [mpirun] args, then the personalities'
+  MpiFlavour flavour = MpiFlavour::automatic;
 };
 
 struct RendezvousSection {

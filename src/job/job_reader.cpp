@@ -61,8 +61,8 @@ std::string_view type_phrase(toml::node_type type) {
 
 const std::vector<std::string>& section_names() {
   static const std::vector<std::string> names = {
-      "job", "hosts", "launch", "placement", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow",
-      "sweep", "watchdog", "container", "host_env"};
+      "job", "hosts", "launch", "placement", "ssh", "kubernetes", "slurm", "mpirun", "rendezvous", "torch",
+      "tensorflow", "sweep", "watchdog", "container", "host_env"};
   return names;
 }
 
@@ -80,6 +80,7 @@ const std::vector<std::string>& section_keys(std::string_view section) {
                "connect_timeout", "fanout", "remote_ddl"}},
       {"kubernetes", {"namespace", "selector", "container", "kubectl", "context"}},
       {"slurm", {"srun_args", "partition"}},
+      {"mpirun", {"args", "flavour"}},
       {"rendezvous", {"address", "port", "timeout"}},
       {"torch", {"master_port"}},
       {"tensorflow", {"chief", "ps", "evaluator", "port"}},

@@ -282,6 +282,21 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
             "(salloc -p PARTITION ... or sbatch -p PARTITION ...)");
   }
 
+  Section mpirun(table("mpirun"), "mpirun", diag);
+  read_string_array(mpirun, "args", [&](const toml::node&, const std::string& arg) {
+    job.mpirun.args.push_back(arg);
+  });
+  std::string flavour;
+  if (mpirun.read_string("flavour", flavour)) {
+    static const std::vector<std::string> names = {"auto", "openmpi", "mpich"};
+    auto found = std::find(names.begin(), names.end(), flavour);
+    if (found == names.end()) {
+      diag.at(*mpirun.node("flavour"), "mpirun.flavour: " + choice_problem(flavour, names));
+    } else {
+      job.mpirun.flavour = static_cast<MpiFlavour>(found - names.begin());
+    }
+  }
+
   Section rdzv(table("rendezvous"), "rendezvous", diag);
   rdzv.read_string("address", job.rendezvous.address);
   rdzv.read_int("port", job.rendezvous.port, 0, 65535);

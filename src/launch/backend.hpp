@@ -125,6 +125,11 @@ public:
   // True when the backend starts the ranks as one MPI world (mpirun):
   // Horovod then uses MPI, not its gloo rendezvous. Default: false.
   virtual bool starts_mpi_world() const { return false; }
+  // True when the backend starts each rank itself, outside any launcher
+  // (local, ssh, kubernetes): an MPI program there is a world of one (an
+  // MPI singleton), so more than one such rank gets the singleton guard
+  // (src/render/frameworks/mpi.hpp). Default: false.
+  virtual bool starts_ranks_alone() const { return false; }
   // The ddl binary that ranks run (`ddl bench` workers). Default: this one.
   virtual std::string ddl_path() const;
   // What `run --dry-run` prints after the plan table. Default: nothing.

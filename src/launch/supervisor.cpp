@@ -21,6 +21,7 @@
 #include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
 #include "src/launch/supervisor_gang.hpp"
+#include "src/render/frameworks/mpi.hpp"
 
 namespace ddl {
 
@@ -410,6 +411,9 @@ void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int att
     const RankLaunch& launch = gang.launches().at(static_cast<std::size_t>(end.first.rank));
     output.message(failure_summary(launch, end.first, gang.stderr_tail(end.first.rank).lines(), attempts,
                                    end.rank_error));
+    if (gang.refused_as_singleton(end.first.rank)) {
+      output.message(singleton_guard_hint(end.first.rank, static_cast<int>(gang.launches().size())) + "\n");
+    }
   } else if (end.reason == StopReason::timeout) {
     output.message(timeout_message(*options.timeout));
   } else if (end.reason == StopReason::signal) {

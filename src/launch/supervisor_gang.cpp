@@ -4,6 +4,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "src/render/frameworks/mpi.hpp"
+
 namespace ddl {
 
 Gang::Gang(Output& output, std::vector<RankLaunch> launches, int attempt, ProgressBoard* board)
@@ -13,7 +15,7 @@ Gang::Gang(Output& output, std::vector<RankLaunch> launches, int attempt, Progre
   ranks_.reserve(launches_.size());
   for (std::size_t i = 0; i < launches_.size(); ++i) {
     RankState state{{LineAssembler(k_max_line_bytes, progress), LineAssembler(k_max_line_bytes, progress)},
-                    LineTail()};
+                    LineTail(), false};
     ranks_.push_back(std::move(state));
   }
 }
@@ -35,7 +37,7 @@ void Gang::output(int rank, Stream stream, std::string_view bytes) {
       progress_->line(rank, shown);
     }
     if (stream == Stream::err) {
-      state.tail.add(shown);
+      add_stderr_line(state, shown);
     }
   });
 }
@@ -43,13 +45,19 @@ void Gang::output(int rank, Stream stream, std::string_view bytes) {
 void Gang::exited(int rank, const RankExit& how) {
   RankState& state = ranks_.at(static_cast<std::size_t>(rank));
   state.lines[0].finish([&](std::string_view line, LineEnd end) { output_.line(rank, Stream::out, line, end); });
-  state.lines[1].finish([&](std::string_view line, LineEnd end) { state.tail.add(output_.line(rank, Stream::err, line, end)); });
+  state.lines[1].finish(
+      [&](std::string_view line, LineEnd end) { add_stderr_line(state, output_.line(rank, Stream::err, line, end)); });
   output_.exited(rank, how);
   // Wake under the lock: once the supervisor has taken the last exit it may
   // destroy the Gang, and a wake after the unlock would write to a closed fd.
   std::lock_guard lock(mutex_);
   exits_.emplace_back(rank, how);
   wake();
+}
+
+void Gang::add_stderr_line(RankState& state, const std::string& shown) {
+  state.tail.add(shown);
+  state.singleton_refused = state.singleton_refused || singleton_guard_refused(shown);
 }
 
 void Gang::wake() {

@@ -44,12 +44,17 @@ public:
   int attempt() const { return attempt_; }
   // Valid once the rank has exited.
   const LineTail& stderr_tail(int rank) const { return ranks_[static_cast<std::size_t>(rank)].tail; }
+  // Valid once the rank has exited: MPI_Init refused under the singleton
+  // guard (src/render/frameworks/mpi.hpp), as one of its stderr lines said.
+  bool refused_as_singleton(int rank) const { return ranks_[static_cast<std::size_t>(rank)].singleton_refused; }
 
 private:
   struct RankState {
     std::array<LineAssembler, 2> lines;  // stdout, stderr
     LineTail tail;
+    bool singleton_refused = false;
   };
+  void add_stderr_line(RankState& state, const std::string& shown);
 
   Output& output_;
   ProgressBoard* progress_;

@@ -114,6 +114,9 @@ EnvList rank_env(const JobSpec& job, const Plan& plan, int rank, const LaunchCon
       !user_sets_env(job, "PYTHONFAULTHANDLER")) {
     env.emplace_back("PYTHONFAULTHANDLER", "1");
   }
+  if (ctx.singleton_guard) {
+    add_singleton_guard(env, job);
+  }
   for (const auto& [name, value] : job.env) {
     set_last(env, name, value);
   }

@@ -33,6 +33,9 @@ struct LaunchContext {
   bool horovod_gloo = true;
   std::string horovod_address = "<rendezvous-address>";
   std::string horovod_port = "<horovod-port>";
+  // The singleton guard (src/render/frameworks/mpi.hpp): more than one rank
+  // started alone, outside any MPI launcher.
+  bool singleton_guard = false;
   // Per plan host (plan.hosts order); empty or a nameless entry: none set.
   std::vector<HostInterface> interfaces;
   // [launch] bind: per plan host, its CPUs (src/render/binding.hpp); empty

@@ -23,6 +23,10 @@ for name in torch tensorflow horovod jax mpi sweep; do
   cmp "$name-job.toml" "$src/$name.toml" || fail "template $name differs from templates/$name.toml"
 done
 
+# mpi: the watchdog's stall against a rank hung in MPI_Finalize, and [mpirun].
+grep -q '^\[watchdog\]' mpi-job.toml && grep -q '^stall = ' mpi-job.toml || fail "the mpi template has no [watchdog] stall"
+grep -q '^\[mpirun\]' mpi-job.toml || fail "the mpi template has no [mpirun]"
+
 expect_exit 2 "$DDL" init --template pytorch x.toml
 expect_contains "$t/err" "pytorch"
 [[ ! -e x.toml ]] || fail "an unknown template wrote a file"

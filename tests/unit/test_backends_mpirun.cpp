@@ -154,3 +154,57 @@ TEST_CASE("mpirun: a rank killed by a signal is reported as such", "[mpirun]") {
   CHECK(events.exit(0).code == 128 + SIGKILL);
   backend.shutdown();
 }
+
+TEST_CASE("MPICH's Hydra: its own spellings, names in -genvlist, PMI_RANK in the rank script", "[mpirun]") {
+  MpirunSettings settings;
+  settings.mpirun = "mpiexec.hydra";
+  settings.flavour = MpiFlavour::mpich;
+  settings.hostfile = "/tmp/x/hostfile";
+  settings.rsh_exec = "/tmp/x/rsh";
+  settings.workdir = "/work dir";
+  settings.as_root = true;
+  settings.extra_args = {"-bind-to", "core"};
+  std::vector<RankLaunch> launches{launch_of(0, {"app"}), launch_of(1, {"app"})};
+  launches[0].env.emplace_back("PMI_RANK", "0");  // ddl's mpi framework: Hydra sets its own
+  launches[1].env.emplace_back("PMI_RANK", "1");
+  auto command = build_mpirun_command(launches, settings);
+  REQUIRE(command.has_value());
+  const auto& argv = command->argv;
+  std::vector<std::string> head(argv.begin(), argv.begin() + 18);
+  CHECK(head == std::vector<std::string>{"mpiexec.hydra", "-f", "/tmp/x/hostfile", "-n", "2", "-prepend-rank",
+                                         "-launcher", "rsh", "-launcher-exec", "/tmp/x/rsh", "-wdir", "/work dir",
+                                         "-bind-to", "core", "-genvlist",
+                                         "DDL_TOKEN,DDL_MPI_ENV_0,DDL_MPI_ENV_1", "sh", "-c"});
+  CHECK(argv[18].starts_with("case ${PMI_RANK:-} in"));
+  CHECK(argv.back() == "app");
+  CHECK(std::ranges::find(argv, "--allow-run-as-root") == argv.end());
+  for (const auto& word : argv) {
+    CHECK(word.find("s3cret") == std::string::npos);
+  }
+  CHECK(command->env[1].second.find("PMI_RANK") == std::string::npos);
+  CHECK(hydra_rsh_script("/opt/my ddl/ddl") == "#!/bin/sh\nexec '/opt/my ddl/ddl' rsh \"$@\"\n");
+  CHECK(flavour_of_version("mpirun (Open MPI) 4.1.4\n") == MpiFlavour::openmpi);
+  CHECK(flavour_of_version("HYDRA build details:\n    Version: 4.0.2\n") == MpiFlavour::mpich);
+  CHECK_FALSE(flavour_of_version("Intel(R) MPI Library").has_value());
+}
+
+TEST_CASE("Hydra's -prepend-rank output goes back to each rank, a failure at once", "[mpirun]") {
+  std::map<int, std::string> got;
+  TaggedOutput output(
+      [&](int rank, Stream stream, std::string_view bytes) {
+        got[rank * 10 + (stream == Stream::err ? 1 : 0)].append(bytes);
+      },
+      TagStyle::hydra);
+  output.feed(Stream::out, "[1] r=1\n[0] partial[2");
+  output.feed(Stream::out, "] more\nstill two [x] [3]x\n");
+  output.feed(Stream::err, "[1] boom\n[1] ddl-mpi: rank 1 exit 7\n");
+  CHECK(output.take_ended() == std::vector<std::pair<int, int>>{{1, 7}});
+  CHECK(output.take_ended().empty());
+  output.finish();
+  CHECK(got[10] == "r=1\n");
+  CHECK(got[0] == "partial");
+  CHECK(got[20] == "more\nstill two [x] [3]x\n");
+  CHECK(got[11] == "boom\n");
+  REQUIRE(output.first_failure().has_value());
+  CHECK(*output.first_failure() == std::pair{1, 7});
+}

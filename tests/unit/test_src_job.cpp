@@ -179,6 +179,13 @@ port = 3000
   CHECK(job.tensorflow.port == 3000);
 }
 
+TEST_CASE("[mpirun] args and flavour", "[job]") {
+  ddl::JobSpec job = parse("[mpirun]\nargs = [\"--mca\", \"btl\", \"self,tcp\"]\nflavour = \"mpich\"\n");
+  CHECK(job.mpirun.args == std::vector<std::string>{"--mca", "btl", "self,tcp"});
+  CHECK(job.mpirun.flavour == ddl::MpiFlavour::mpich);
+  CHECK(parse("").mpirun.flavour == ddl::MpiFlavour::automatic);
+}
+
 TEST_CASE("a command string runs through /bin/sh -c", "[job]") {
   ddl::JobSpec job = parse("[job]\ncommand = \"python3 train.py | tee log\"\n");
   CHECK(job.command == std::vector<std::string>{"python3 train.py | tee log"});

@@ -134,6 +134,10 @@ TEST_CASE("enumerations", "[job][errors]") {
   CHECK(errors("[job]\nframeworks = [\"pytorch\"]\n") ==
         "job.toml:2:15: job.frameworks: 'pytorch' is not one of torch, tensorflow, horovod, jax, "
         "mpi; did you mean 'torch'?");
+  CHECK(errors("[mpirun]\nflavour = \"mpi\"\n") ==
+        "job.toml:2:11: mpirun.flavour: 'mpi' is not one of auto, openmpi, mpich; did you mean 'mpich'?");
+  CHECK(errors("[mpirun]\nargs = [\"--mca\", 1]\n") != "");
+  CHECK(errors("[mpirun]\nflavor = \"mpich\"\n").find("did you mean 'flavour'?") != std::string::npos);
   CHECK(errors("[ssh]\nhost_key_check = \"accept_new\"\n") ==
         "job.toml:2:18: ssh.host_key_check: 'accept_new' is not one of yes, accept-new, no; "
         "did you mean 'accept-new'?");
