@@ -97,7 +97,12 @@ constexpr BackendEntry k_backends[] = {
     {BackendKind::mpirun, make_mpirun},
     {BackendKind::slurm,
      [](const JobSpec& job) -> std::unique_ptr<Backend> {
-       return std::make_unique<slurm::SlurmBackend>(slurm::SlurmOptions{job.slurm.srun_args});
+       // PMIx: slurmstepd hosts the ranks' PMIx server (Slurm's mpi_pmix plugin).
+       auto srun_args = job.slurm.srun_args;
+       if (job.mpi.launch == MpiLaunch::pmix) {
+         srun_args.emplace_back("--mpi=pmix");
+       }
+       return std::make_unique<slurm::SlurmBackend>(slurm::SlurmOptions{std::move(srun_args)});
      }},
 };
 
@@ -114,15 +119,24 @@ bool has_mpi(const JobSpec& job) {
   return std::ranges::find(job.frameworks, Framework::mpi) != job.frameworks.end();
 }
 
-// The mpi framework outside mpirun: N one-rank MPI jobs that all "succeed".
+// The mpi framework outside mpirun and PMIx: N one-rank MPI jobs that all
+// "succeed"; PMIx with mpirun: two launchers for one world.
 std::optional<std::string> mpi_problem(const JobSpec& job) {
   const BackendKind kind = job.launch.backend;
+  if (job.mpi.launch == MpiLaunch::pmix) {
+    if (kind != BackendKind::mpirun) {
+      return std::nullopt;
+    }
+    return "backend mpirun and mpi.launch \"pmix\" (--mpi pmix): mpirun starts the ranks itself; "
+           "use backend local, ssh, kubernetes or slurm (or auto) for ddl's own PMIx launch, or "
+           "mpi.launch \"mpirun\"";
+  }
   if (!has_mpi(job) || kind == BackendKind::automatic || kind == BackendKind::mpirun) {
     return std::nullopt;
   }
   return fmt::format("backend {} cannot run the mpi framework: every rank would be an MPI "
                      "singleton (a one-rank job of its own) and MPI_COMM_WORLD would never hold "
-                     "them all; use backend mpirun (or auto, which picks it)",
+                     "them all; use backend mpirun (or auto, which picks it), or --mpi pmix",
                      to_string(kind));
 }
 
@@ -133,7 +147,7 @@ struct Choice {
 
 // auto, where the hosts are not needed to decide; nullopt where they are.
 std::optional<Choice> auto_without_hosts(const JobSpec& job) {
-  if (has_mpi(job)) {
+  if (has_mpi(job) && job.mpi.launch == MpiLaunch::mpirun) {
     return Choice{BackendKind::mpirun, "auto: the mpi framework needs mpirun to make its ranks one MPI job"};
   }
   if (pods_are_hosts(job, BackendKind::kubernetes) && !job.kubernetes.selector.empty()) {

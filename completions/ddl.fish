@@ -78,6 +78,7 @@ complete -c ddl -n "$run" -l timestamps -d 'A UTC time before each rank line'
 complete -c ddl -n "$run" -l split-logs -d 'stdout and stderr in separate rank logs'
 complete -c ddl -n "$run" -l fold -d 'Identical whole outputs once, like dshbak -c'
 complete -c ddl -n "$run" -s x -l env -x -a '(set -n | string replace -r \'$\' =)' -d 'Set K=V for every rank'
+complete -c ddl -n "$run" -l mpi -x -a 'mpirun pmix' -d 'How MPI ranks become one world (pmix: ddl hosts PMIx)'
 complete -c ddl -n "__fish_seen_subcommand_from run; and __ddl_after_dashdash" -a '(__fish_complete_subcommand --fcs-skip=2)'
 
 # sweep

@@ -61,8 +61,8 @@ std::string_view type_phrase(toml::node_type type) {
 
 const std::vector<std::string>& section_names() {
   static const std::vector<std::string> names = {
-      "job", "hosts", "launch", "placement", "ssh", "kubernetes", "slurm", "rendezvous", "torch", "tensorflow",
-      "sweep", "watchdog"};
+      "job", "hosts", "launch", "placement", "ssh", "kubernetes", "slurm", "mpi", "rendezvous", "torch",
+      "tensorflow", "sweep", "watchdog"};
   return names;
 }
 
@@ -79,6 +79,7 @@ const std::vector<std::string>& section_keys(std::string_view section) {
                "connect_timeout", "fanout", "remote_ddl"}},
       {"kubernetes", {"namespace", "selector", "container", "kubectl", "context"}},
       {"slurm", {"srun_args", "partition"}},
+      {"mpi", {"launch"}},
       {"rendezvous", {"address", "port", "timeout"}},
       {"torch", {"master_port"}},
       {"tensorflow", {"chief", "ps", "evaluator", "port"}},

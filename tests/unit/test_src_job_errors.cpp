@@ -232,3 +232,17 @@ TEST_CASE("rank and slot counts above ddl's limit are refused", "[job][errors]")
   big_np.np = "5000000";
   CHECK(errors("", big_np) == "--np: 5000000 is above ddl's limit of 1000000 ranks");
 }
+
+TEST_CASE("[mpi] launch and --mpi: mpirun or pmix", "[job][errors][pmix]") {
+  auto job = ddl::parse_job("[mpi]\nlaunch = \"pmix\"\n", "job.toml", {});
+  REQUIRE(job);
+  CHECK(job->mpi.launch == ddl::MpiLaunch::pmix);
+  CHECK(ddl::parse_job("", "job.toml", {})->mpi.launch == ddl::MpiLaunch::mpirun);
+  ddl::Overrides overrides;
+  overrides.mpi = "mpirun";
+  CHECK(ddl::parse_job("[mpi]\nlaunch = \"pmix\"\n", "job.toml", overrides)->mpi.launch == ddl::MpiLaunch::mpirun);
+  CHECK(errors("[mpi]\nlaunch = \"pmi\"\n") ==
+        "job.toml:2:10: mpi.launch: 'pmi' is not one of mpirun, pmix; did you mean 'pmix'?");
+  overrides.mpi = "orted";
+  CHECK(errors("", overrides).starts_with("--mpi: 'orted' is not one of mpirun, pmix"));
+}
