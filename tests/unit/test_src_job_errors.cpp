@@ -237,10 +237,14 @@ TEST_CASE("[mpi] launch and --mpi: mpirun or pmix", "[job][errors][pmix]") {
   auto job = ddl::parse_job("[mpi]\nlaunch = \"pmix\"\n", "job.toml", {});
   REQUIRE(job);
   CHECK(job->mpi.launch == ddl::MpiLaunch::pmix);
-  CHECK(ddl::parse_job("", "job.toml", {})->mpi.launch == ddl::MpiLaunch::mpirun);
+  auto plain = ddl::parse_job("[job]\nname = \"x\"\n", "job.toml", {});
+  REQUIRE(plain);
+  CHECK(plain->mpi.launch == ddl::MpiLaunch::mpirun);
   ddl::Overrides overrides;
   overrides.mpi = "mpirun";
-  CHECK(ddl::parse_job("[mpi]\nlaunch = \"pmix\"\n", "job.toml", overrides)->mpi.launch == ddl::MpiLaunch::mpirun);
+  auto overridden = ddl::parse_job("[mpi]\nlaunch = \"pmix\"\n", "job.toml", overrides);
+  REQUIRE(overridden);
+  CHECK(overridden->mpi.launch == ddl::MpiLaunch::mpirun);
   CHECK(errors("[mpi]\nlaunch = \"pmi\"\n") ==
         "job.toml:2:10: mpi.launch: 'pmi' is not one of mpirun, pmix; did you mean 'pmix'?");
   overrides.mpi = "orted";
