@@ -154,7 +154,7 @@ TEST_CASE("LineRelay: a prefix before each line, once, also in pieces", "[pmix]"
   };
   {
     LineRelay relay(in[0], out[1], "[3] ");
-    REQUIRE(::write(in[1], "one\ntwo\nthr", 12) == 12);
+    REQUIRE(::write(in[1], "one\ntwo\nthr", 11) == 11);
     relay.pump();
     CHECK(drain() == "[3] one\n[3] two\n");
     REQUIRE(::write(in[1], "ee\n\n", 4) == 4);
