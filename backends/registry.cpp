@@ -99,7 +99,12 @@ constexpr BackendEntry k_backends[] = {
     {BackendKind::mpirun, make_mpirun},
     {BackendKind::slurm,
      [](const JobSpec& job) -> std::unique_ptr<Backend> {
-       return std::make_unique<slurm::SlurmBackend>(slurm::SlurmOptions{job.slurm.srun_args});
+       // PMIx: slurmstepd hosts the ranks' PMIx server (Slurm's mpi_pmix plugin).
+       auto srun_args = job.slurm.srun_args;
+       if (job.mpi.launch == MpiLaunch::pmix) {
+         srun_args.emplace_back("--mpi=pmix");
+       }
+       return std::make_unique<slurm::SlurmBackend>(slurm::SlurmOptions{std::move(srun_args)});
      }},
 };
 
@@ -116,15 +121,24 @@ bool has_mpi(const JobSpec& job) {
   return std::ranges::find(job.frameworks, Framework::mpi) != job.frameworks.end();
 }
 
-// The mpi framework outside mpirun: N one-rank MPI jobs that all "succeed".
+// The mpi framework outside mpirun and PMIx: N one-rank MPI jobs that all
+// "succeed"; PMIx with mpirun: two launchers for one world.
 std::optional<std::string> mpi_problem(const JobSpec& job) {
   const BackendKind kind = job.launch.backend;
+  if (job.mpi.launch == MpiLaunch::pmix) {
+    if (kind != BackendKind::mpirun) {
+      return std::nullopt;
+    }
+    return "backend mpirun and mpi.launch \"pmix\" (--mpi pmix): mpirun starts the ranks itself; "
+           "use backend local, ssh, kubernetes or slurm (or auto) for ddl's own PMIx launch, or "
+           "mpi.launch \"mpirun\"";
+  }
   if (!has_mpi(job) || kind == BackendKind::automatic || kind == BackendKind::mpirun) {
     return std::nullopt;
   }
   return fmt::format("backend {} cannot run the mpi framework: every rank would be an MPI "
                      "singleton (a one-rank job of its own) and MPI_COMM_WORLD would never hold "
-                     "them all; use backend mpirun (or auto, which picks it)",
+                     "them all; use backend mpirun (or auto, which picks it), or --mpi pmix",
                      to_string(kind));
 }
 
@@ -135,10 +149,10 @@ struct Choice {
 
 // auto, where the hosts are not needed to decide; nullopt where they are.
 std::optional<Choice> auto_without_hosts(const JobSpec& job) {
-  if (has_mpi(job)) {
+  if (has_mpi(job) && job.mpi.launch == MpiLaunch::mpirun) {
     return Choice{BackendKind::mpirun, "auto: the mpi framework needs mpirun to make its ranks one MPI job"};
   }
-  if (auto program = mpi_program(job)) {
+  if (auto program = job.mpi.launch == MpiLaunch::mpirun ? mpi_program(job) : std::nullopt) {
     return Choice{BackendKind::mpirun, fmt::format("auto: {} links the MPI library {}, and mpirun makes its "
                                                    "ranks one MPI job",
                                                    program->path, program->library)};
@@ -207,7 +221,8 @@ Result<void> logins_fit(const Inventory& hosts, std::string_view backend) {
 } // namespace
 
 Result<void> check_backend_for_plan(const JobSpec& job, const Backend& backend, const Plan& plan) {
-  if (plan.world_size < 2 || backend.starts_mpi_world() || !backend.starts_ranks_alone()) {
+  if (plan.world_size < 2 || backend.starts_mpi_world() || !backend.starts_ranks_alone() ||
+      job.mpi.launch == MpiLaunch::pmix) {
     return {};
   }
   auto program = mpi_program(job);
@@ -217,7 +232,7 @@ Result<void> check_backend_for_plan(const JobSpec& job, const Backend& backend, 
   return fail(ExitCode::usage,
               fmt::format("{} links the MPI library {}: backend {} would start its {} ranks as {} one-rank MPI "
                           "jobs (MPI singletons) that never form one MPI_COMM_WORLD; use --backend mpirun (or "
-                          "auto, which picks it), or frameworks = [\"mpi\"]",
+                          "auto, which picks it), frameworks = [\"mpi\"], or --mpi pmix",
                           program->path, program->library, backend.name(), plan.world_size, plan.world_size));
 }
 

@@ -24,12 +24,14 @@ struct SelectedBackend {
 
 // The only place that knows every backend and chooses one. [launch] backend
 // = "auto" (the default) takes mpirun for the mpi framework or a program
-// that links an MPI library (mpi_program), kubernetes for
+// that links an MPI library (mpi_program), unless mpi.launch is "pmix"
+// (then as for any job), kubernetes for
 // a [kubernetes] selector with no other host source, slurm when the hosts are
 // the Slurm allocation ddl runs in, local when every host
 // is this machine (net::is_this_machine), else ssh. Errors (ExitCode::usage):
 // backend local with a host that is not this machine (named), and local, ssh
-// or kubernetes with the mpi framework (each rank would be an MPI singleton),
+// or kubernetes with the mpi framework and mpi.launch "mpirun" (each rank
+// would be an MPI singleton), backend mpirun with mpi.launch "pmix",
 // backend slurm outside a Slurm allocation (SLURM_JOB_ID unset).
 Result<SelectedBackend> select_backend(const JobSpec& job);
 

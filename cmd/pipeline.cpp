@@ -236,15 +236,15 @@ LaunchContext preview_context(const JobSpec& job, const PlannedJob& planned) {
   ctx.backend = backend_shown(planned);
   ctx.horovod_gloo = uses_horovod_gloo(job, planned.backend->starts_mpi_world());
   ctx.container_tag = container_tag();
-  ctx.singleton_guard = wants_singleton_guard(*planned.backend, planned.plan);
+  ctx.singleton_guard = wants_singleton_guard(job, *planned.backend, planned.plan);
   if (wants_error_dir(job, *planned.backend)) {
     ctx.error_dir = job.log_dir.empty() ? "<error-dir>" : job.log_dir;
   }
   return ctx;
 }
 
-bool wants_singleton_guard(const Backend& backend, const Plan& plan) {
-  return plan.world_size > 1 && backend.starts_ranks_alone();
+bool wants_singleton_guard(const JobSpec& job, const Backend& backend, const Plan& plan) {
+  return plan.world_size > 1 && backend.starts_ranks_alone() && job.mpi.launch != MpiLaunch::pmix;
 }
 
 std::string backend_shown(const PlannedJob& planned) {
@@ -305,7 +305,7 @@ Result<std::unique_ptr<Round>> start_round(const JobSpec& job, Backend& backend,
   ctx.error_dir = error_dir;
   // Before any rank: its address and the token go into every rank's env.
   ctx.horovod_gloo = uses_horovod_gloo(job, backend.starts_mpi_world());
-  ctx.singleton_guard = wants_singleton_guard(backend, round->plan);
+  ctx.singleton_guard = wants_singleton_guard(job, backend, round->plan);
   // The hang watchdog's board: the ranks' lines and heartbeats feed it.
   if (job.watchdog.enabled()) {
     round->progress = std::make_shared<ProgressBoard>(round->plan.world_size, job.watchdog);

@@ -37,7 +37,7 @@ std::string backend_shown(const PlannedJob& planned);
 
 // The MPI singleton guard goes into every rank's env (more than one rank,
 // each started alone: src/render/frameworks/mpi.hpp).
-bool wants_singleton_guard(const Backend& backend, const Plan& plan);
+bool wants_singleton_guard(const JobSpec& job, const Backend& backend, const Plan& plan);
 
 // What `run --dry-run` and `render` show for a launch that does not happen:
 // placeholders for what only a launch finds (a free master port, the

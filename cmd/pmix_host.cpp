@@ -29,6 +29,8 @@ constexpr Millis k_join_timeout{300'000};
 
 struct PmixHostFlags {
   int ranks = 1;
+  std::string host_ranks;  // "2,2,3": each host's --ranks, picked by DDL_RANK (ddl run --mpi pmix)
+  bool rank_prefix = false;
   std::string grace = "10s";
   std::string fence_timeout = "8760h";
 };
@@ -72,7 +74,30 @@ std::vector<std::string> rank_base_env() {
   return env;
 }
 
-Result<int> run_pmix_host(const PmixHostFlags& flags) {
+// --host-ranks "2,2,3": this host's entry, by its rank in the gang of hosts.
+Result<int> ranks_of_this_host(const PmixHostFlags& flags) {
+  if (flags.host_ranks.empty()) {
+    return flags.ranks;
+  }
+  auto entries = split(flags.host_ranks, ',');
+  auto host = parse_int(env_or("DDL_RANK", "0"));
+  auto hosts = parse_int(env_or("DDL_WORLD_SIZE", "1"));
+  if (!host || !hosts || *hosts != static_cast<long long>(entries.size()) || *host < 0 || *host >= *hosts) {
+    return fail(ExitCode::usage, fmt::format("--host-ranks '{}' does not fit host {} of {} (DDL_RANK, DDL_WORLD_SIZE)",
+                                             flags.host_ranks, env_or("DDL_RANK", "0"), env_or("DDL_WORLD_SIZE", "1")));
+  }
+  auto ranks = parse_int(entries[static_cast<std::size_t>(*host)]);
+  if (!ranks) {
+    return fail(ExitCode::usage, fmt::format("--host-ranks '{}': not a list of counts", flags.host_ranks));
+  }
+  return static_cast<int>(*ranks);
+}
+
+Result<int> run_pmix_host(const PmixHostFlags& given) {
+  PmixHostFlags flags = given;
+  auto ranks = ranks_of_this_host(flags);
+  if (!ranks) return fail(ranks.error());
+  flags.ranks = *ranks;
   if (auto armed = stop::arm(); !armed) return fail(armed.error());
   auto grace = parse_duration(flags.grace);
   auto fence_timeout = parse_duration(flags.fence_timeout);
@@ -86,6 +111,7 @@ Result<int> run_pmix_host(const PmixHostFlags& flags) {
   run.argv = trailing_command();
   run.env = rank_base_env();
   run.grace = *grace;
+  run.rank_prefix = flags.rank_prefix;
   std::string name = net::own_hostname();
   pmix::HostShare mine{name.empty() ? "localhost" : name, flags.ranks};
   std::string nspace = "ddl-" + env_or("DDL_JOB", std::to_string(::getpid())) + "-" +
@@ -126,6 +152,8 @@ void add_pmix_host_worker(CLI::App& worker, Command& selected) {
   auto flags = std::make_shared<PmixHostFlags>();
   CLI::App* sub = worker.add_subcommand("pmix-host", "This host's PMIx server and MPI ranks");
   sub->add_option("--ranks", flags->ranks, "How many ranks this host starts");
+  sub->add_option("--host-ranks", flags->host_ranks, "Every host's rank count (2,2,3): this host's is DDL_RANK's");
+  sub->add_flag("--rank-prefix", flags->rank_prefix, "Each output line starts \"[RANK] \"");
   sub->add_option("--grace", flags->grace, "After the stop signal, SIGKILL");
   sub->add_option("--fence-timeout", flags->fence_timeout, "How long a fence may wait for the hosts");
   sub->callback([&selected, flags] {

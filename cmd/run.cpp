@@ -12,6 +12,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
+#include "cmd/pmix_launch.hpp"
 #include "src/sweep/metric.hpp"
 #include "src/sweep/trial_contract.hpp"
 #include "src/util/log.hpp"
@@ -147,12 +148,24 @@ Result<int> plan_and_launch(JobSpec& job, const LaunchAsk& ask, LaunchOptions la
       return fail(checked.error());
     }
   }
+  auto pmix = adopt_pmix_launch(job, *planned);
+  if (!pmix) {
+    return fail(pmix.error());
+  }
+  if (pmix->adopted && !job.output_ranks.empty()) {
+    return fail(ExitCode::usage, "--output-ranks: not available with --mpi pmix (ddl supervises one "
+                                 "worker per host there, and each line already names its rank)");
+  }
   if (ask.dry_run) {
     return print_dry_run(job, *planned, ask.json);
   }
   auto output = output_options(job, planned->plan, ask.json);
   if (!output) {
     return fail(output.error());
+  }
+  if (pmix->adopted && job.prefix.empty()) {
+    std::string problem;
+    output->prefix = *LinePrefix::parse("", problem);  // the worker writes each MPI rank's "[r] "
   }
   output->on_summary = std::move(launch.output.on_summary);
   launch.output = std::move(*output);
@@ -271,6 +284,10 @@ void add_run(CLI::App& app, Command& selected) {
                   "Pin each rank to its share of cores (core), its NUMA node (numa) or its GPU's node (gpu); "
                   "default none")
       ->check(CLI::IsMember(bind_names()));
+  sub->add_option("--mpi", opts->common.overrides.mpi,
+                  "How MPI ranks become one world: mpirun, or pmix (ddl hosts a PMIx server on each host; "
+                  "srun --mpi=pmix under backend slurm); [mpi] launch")
+      ->check(CLI::IsMember(mpi_launch_names()));
   // The trial contract (man ddl, TRIAL CONTRACT): how `ddl sweep` runs a trial; not for users.
   sub->add_option("--trial", opts->trial, "Run one attempt of a sweep's trial from its request.json")
       ->group("");

@@ -8,7 +8,7 @@ _ddl_commands='run sweep hosts bench render init completions ps logs stop signal
 _ddl_common_opts='-H --hosts --hostfile --slurm --include --exclude --backend --np -F --ssh-config --json -v --verbose
   -q --quiet -h --help'
 _ddl_run_opts="$_ddl_common_opts --dry-run --name --timeout --max-restarts --log-dir --strict-logs
-  --output-ranks --prefix --timestamps --split-logs --fold -x --env --env-file --bind"
+  --output-ranks --prefix --timestamps --split-logs --fold -x --env --env-file --bind --mpi"
 _ddl_sweep_opts="$_ddl_common_opts --dry-run --resume --dir --timeout --max-restarts -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
 _ddl_bench_opts="$_ddl_common_opts -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes
@@ -42,6 +42,7 @@ _ddl_option_value() {
     local opt=$1 cmd=$2 cur=$3
     case $cmd:$opt in
         *:--backend) COMPREPLY=($(compgen -W 'auto local ssh kubernetes mpirun slurm' -- "$cur")) ;;
+        run:--mpi) COMPREPLY=($(compgen -W 'mpirun pmix' -- "$cur")) ;;
         *:--hostfile | bench:-J | bench:--output_file) _ddl_files "$cur" ;;
         *:-F | *:--ssh-config | *:--job | *:--python | mpirun:--machinefile | horovodrun:-hostfile) _ddl_files "$cur" ;;
         deepspeed:-H | horovodrun:--host-discovery-script | horovodrun:--config-file | horovodrun:-i) _ddl_files "$cur" ;;

@@ -117,6 +117,15 @@ struct MpirunSection {
   MpiFlavour flavour = MpiFlavour::automatic;
 };
 
+// [mpi] launch: how the ranks of an MPI program become one world (issue 33).
+// mpirun: through mpirun (backend mpirun, or auto for the mpi framework);
+// pmix: ddl hosts a PMIx server on each host and starts the ranks itself
+// (local, ssh, kubernetes), or srun --mpi=pmix does (slurm).
+enum class MpiLaunch { mpirun, pmix };
+struct MpiSection {
+  MpiLaunch launch = MpiLaunch::mpirun;
+};
+
 struct RendezvousSection {
   std::string address = "auto";
   int port = 0;
@@ -223,6 +232,7 @@ struct JobSpec {
   KubernetesSection kubernetes;
   SlurmSection slurm;
   MpirunSection mpirun;
+  MpiSection mpi;
   RendezvousSection rendezvous;
   TorchSection torch;
   TensorflowSection tensorflow;
@@ -262,6 +272,7 @@ struct Overrides {
   std::vector<std::string> command;        // after --
   std::optional<std::string> name;         // --name (default: the job file's stem)
   std::optional<std::string> ssh_config;   // -F/--ssh-config FILE ([ssh] config)
+  std::optional<std::string> mpi;          // --mpi mpirun|pmix ([mpi] launch)
 };
 
 
@@ -297,6 +308,10 @@ std::optional<BackendKind> parse_backend(std::string_view text);
 // Every value of [launch] backend and --backend, in order ("auto" first).
 const std::vector<std::string>& backend_names();
 std::string_view to_string(HostKeyCheck check);
+std::string_view to_string(MpiLaunch launch);
+std::optional<MpiLaunch> parse_mpi_launch(std::string_view text);
+// Every value of [mpi] launch and --mpi, in order.
+const std::vector<std::string>& mpi_launch_names();
 std::string_view to_string(PlacementStrategy strategy);
 std::string_view to_string(CpuBind bind);
 std::string_view to_string(ContainerRuntime runtime);

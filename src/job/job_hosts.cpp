@@ -262,6 +262,13 @@ void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Dia
       diag.option("--backend: " + choice_problem(*o.backend, backend_names()));
     }
   }
+  if (o.mpi) {
+    if (auto launch = parse_mpi_launch(*o.mpi)) {
+      job.mpi.launch = *launch;
+    } else {
+      diag.option("--mpi: " + choice_problem(*o.mpi, mpi_launch_names()));
+    }
+  }
   if (o.np) {
     apply_np_range(*o.np, job, diag);
   }

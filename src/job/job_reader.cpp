@@ -61,8 +61,8 @@ std::string_view type_phrase(toml::node_type type) {
 
 const std::vector<std::string>& section_names() {
   static const std::vector<std::string> names = {
-      "job", "hosts", "launch", "placement", "ssh", "kubernetes", "slurm", "mpirun", "rendezvous", "torch",
-      "tensorflow", "sweep", "watchdog", "container", "host_env"};
+      "job", "hosts", "launch", "placement", "ssh", "kubernetes", "slurm", "mpirun", "mpi", "rendezvous",
+      "torch", "tensorflow", "sweep", "watchdog", "container", "host_env"};
   return names;
 }
 
@@ -81,6 +81,7 @@ const std::vector<std::string>& section_keys(std::string_view section) {
       {"kubernetes", {"namespace", "selector", "container", "kubectl", "context"}},
       {"slurm", {"srun_args", "partition"}},
       {"mpirun", {"args", "flavour"}},
+      {"mpi", {"launch"}},
       {"rendezvous", {"address", "port", "timeout"}},
       {"torch", {"master_port"}},
       {"tensorflow", {"chief", "ps", "evaluator", "port"}},

@@ -297,6 +297,15 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
     }
   }
 
+  Section mpi(table("mpi"), "mpi", diag);
+  if (std::string mpi_launch; mpi.read_string("launch", mpi_launch)) {
+    if (auto parsed = parse_mpi_launch(mpi_launch)) {
+      job.mpi.launch = *parsed;
+    } else {
+      diag.at(*mpi.node("launch"), "mpi.launch: " + choice_problem(mpi_launch, mpi_launch_names()));
+    }
+  }
+
   Section rdzv(table("rendezvous"), "rendezvous", diag);
   rdzv.read_string("address", job.rendezvous.address);
   rdzv.read_int("port", job.rendezvous.port, 0, 65535);

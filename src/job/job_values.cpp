@@ -122,4 +122,22 @@ const std::vector<std::string>& backend_names() {
   return names;
 }
 
+std::string_view to_string(MpiLaunch launch) {
+  return launch == MpiLaunch::pmix ? "pmix" : "mpirun";
+}
+
+std::optional<MpiLaunch> parse_mpi_launch(std::string_view text) {
+  for (auto launch : {MpiLaunch::mpirun, MpiLaunch::pmix}) {
+    if (to_string(launch) == text) {
+      return launch;
+    }
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::string>& mpi_launch_names() {
+  static const std::vector<std::string> names = {"mpirun", "pmix"};
+  return names;
+}
+
 } // namespace ddl

@@ -89,7 +89,9 @@ std::vector<LocalRank> start_ranks(const HostRun& run, const Server& server, Lif
     }
     SpawnSpec spec;
     spec.argv = run.argv;
-    spec.env = environment_with(base_env, *pmix_env);
+    auto own = rank_identity_env(layout, rank);
+    own.insert(own.end(), pmix_env->begin(), pmix_env->end());
+    spec.env = environment_with(base_env, own);
     spec.group = ProcessGroup::new_group;
     spec.death_signal = SIGKILL;
     auto started = spawn_process(spec);
@@ -99,8 +101,9 @@ std::vector<LocalRank> start_ranks(const HostRun& run, const Server& server, Lif
     }
     lifeline.watch(started.child.pid);
     close_fd(started.child.in_fd);
-    ranks.push_back({rank, started.child.pid, false, LineRelay(started.child.out_fd, 1),
-                     LineRelay(started.child.err_fd, 2)});
+    std::string prefix = run.rank_prefix ? fmt::format("[{}] ", rank) : "";
+    ranks.push_back({rank, started.child.pid, false, LineRelay(started.child.out_fd, 1, prefix),
+                     LineRelay(started.child.err_fd, 2, prefix)});
   }
   // Ranks never started count as ended, so that the host can finish.
   for (int rank = layout.first_local_rank() + static_cast<int>(ranks.size());

@@ -19,6 +19,7 @@ struct HostRun {
   std::vector<std::string> env;   // each rank's environment ("NAME=value"; PMIX_* are the server's)
   Millis grace{10'000};           // after the stop signal, SIGKILL
   Allgather allgather;            // fences across hosts; empty for a job of one host
+  bool rank_prefix = false;       // each output line starts "[RANK] " (the job's rank)
 };
 
 // How the host ended: its exit code (HostOutcome's rules) and, when not 0,
@@ -29,7 +30,8 @@ struct HostResult {
 };
 
 // Hosts this host's PMIx server, starts its ranks (fork/exec, each in a
-// process group of its own, with the server's launch environment), forwards
+// process group of its own, with the server's launch environment and
+// rank_identity_env), forwards
 // their stdout and stderr to ours line by line, and waits for all of them.
 // The first failure (HostOutcome) ends the rest: SIGTERM to each group, then
 // SIGKILL after `grace`; so does a stop (stop::requested(): the caller arms

@@ -152,4 +152,12 @@ NamespaceKeys namespace_keys(const JobLayout& layout, const SessionDirs& dirs) {
   return keys;
 }
 
+std::vector<std::string> rank_identity_env(const JobLayout& layout, int rank) {
+  const int host = layout.host_of(rank);
+  return {fmt::format("DDL_RANK={}", rank), fmt::format("DDL_WORLD_SIZE={}", layout.world_size()),
+          fmt::format("DDL_LOCAL_RANK={}", rank - layout.first_rank(host)),
+          fmt::format("DDL_LOCAL_SIZE={}", layout.hosts.at(static_cast<std::size_t>(host)).ranks),
+          fmt::format("DDL_NODE_RANK={}", host)};
+}
+
 } // namespace ddl::pmix

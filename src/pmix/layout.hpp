@@ -65,4 +65,10 @@ struct NamespaceKeys {
 };
 NamespaceKeys namespace_keys(const JobLayout& layout, const SessionDirs& dirs);
 
+// ddl's own variables for `rank` of the job, as `ddl run` gives any rank
+// ("DDL_RANK=5", DDL_WORLD_SIZE, DDL_LOCAL_RANK, DDL_LOCAL_SIZE,
+// DDL_NODE_RANK): under `ddl run --mpi pmix` the ranks ddl supervises are
+// the hosts, so each MPI rank gets its own values here.
+std::vector<std::string> rank_identity_env(const JobLayout& layout, int rank);
+
 } // namespace ddl::pmix

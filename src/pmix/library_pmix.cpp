@@ -17,7 +17,8 @@ PmixApi load_api() {
   void* lib = open_first({"libpmix.so.2", "libpmix.so"}, tried);
   if (lib == nullptr) {
     api.error = "OpenPMIx's library is not installed on this host (tried " + tried +
-                "; Debian: apt-get install libpmix2)";
+                "); install OpenPMIx 4 or later (Debian and Ubuntu: apt-get install libpmix2; "
+                "Fedora and RHEL: dnf install pmix)";
     return api;
   }
   std::string& e = api.error;

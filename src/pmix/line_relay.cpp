@@ -16,15 +16,15 @@ constexpr std::size_t k_max_line = 64 * 1024;
 }
 
 LineRelay::LineRelay(LineRelay&& other) noexcept
-    : m_from(std::exchange(other.m_from, -1)), m_to(other.m_to),
-      m_pending(std::move(other.m_pending)) {}
+    : m_from(std::exchange(other.m_from, -1)), m_to(other.m_to), m_prefix(std::move(other.m_prefix)),
+      m_line_start(other.m_line_start), m_pending(std::move(other.m_pending)) {}
 
 LineRelay::~LineRelay() { finish(); }
 
-void LineRelay::write_out(std::size_t count) {
+void LineRelay::write_all(std::string_view bytes) {
   std::size_t done = 0;
-  while (done < count) {
-    ssize_t wrote = ::write(m_to, m_pending.data() + done, count - done);
+  while (done < bytes.size()) {
+    ssize_t wrote = ::write(m_to, bytes.data() + done, bytes.size() - done);
     if (wrote < 0 && errno == EINTR) {
       continue;
     }
@@ -32,6 +32,25 @@ void LineRelay::write_out(std::size_t count) {
       break;  // our stream is gone: the output is dropped, the rank runs on
     }
     done += static_cast<std::size_t>(wrote);
+  }
+}
+
+void LineRelay::write_out(std::size_t count) {
+  if (m_prefix.empty()) {
+    write_all(std::string_view(m_pending).substr(0, count));
+  } else {
+    std::string out;
+    for (std::size_t at = 0; at < count;) {
+      if (m_line_start) {
+        out += m_prefix;
+      }
+      std::size_t end = m_pending.find('\n', at);
+      std::size_t stop = end == std::string::npos || end >= count ? count : end + 1;
+      out.append(m_pending, at, stop - at);
+      m_line_start = stop > at && m_pending[stop - 1] == '\n';
+      at = stop;
+    }
+    write_all(out);
   }
   m_pending.erase(0, count);
 }

@@ -2,15 +2,19 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace ddl::pmix {
 
 // Copies a rank's output pipe to one of our streams in whole lines, so that
 // ranks sharing our stdout never interleave mid-line. A line longer than
-// 64 KiB goes out in pieces rather than being held.
+// 64 KiB goes out in pieces rather than being held. A `prefix` ("[3] ")
+// goes before each line (once per line, also when it goes out in pieces).
 class LineRelay {
 public:
-  LineRelay(int from_fd, int to_fd) : m_from(from_fd), m_to(to_fd) {}
+  LineRelay(int from_fd, int to_fd, std::string prefix = {})
+      : m_from(from_fd), m_to(to_fd), m_prefix(std::move(prefix)) {}
   ~LineRelay();
   LineRelay(LineRelay&& other) noexcept;
   LineRelay& operator=(LineRelay&&) = delete;
@@ -27,8 +31,11 @@ public:
 
 private:
   void write_out(std::size_t count);
+  void write_all(std::string_view bytes);
   int m_from;
   int m_to;
+  std::string m_prefix;
+  bool m_line_start = true;
   std::string m_pending;
 };
 

@@ -81,8 +81,9 @@ bool server_available(std::string* why);
 class Server {
 public:
   // Makes its folder, initializes the library, registers the namespace and
-  // every local rank. ExitCode::launch when the library is missing or
-  // refuses; ExitCode::usage for a bad layout (check_layout).
+  // every local rank. ExitCode::usage when the library is missing (what to
+  // install is named) and for a bad layout (check_layout); ExitCode::launch
+  // when the library refuses.
   static Result<std::unique_ptr<Server>> start(const JobLayout& layout, ServerEvents events);
   // Releases any fence still waiting, finalizes the library, removes the folder.
   ~Server();

@@ -250,7 +250,7 @@ Result<std::unique_ptr<Server>> Server::start(const JobLayout& layout, ServerEve
     return fail(checked.error());
   }
   if (std::string why; !server_available(&why)) {
-    return fail(ExitCode::launch, "cannot host a PMIx server: " + why);
+    return fail(ExitCode::usage, "cannot host a PMIx server: " + why);
   }
   auto dir = SessionDir::create(layout.hosts[static_cast<size_t>(layout.this_host)].name);
   if (!dir) {

@@ -24,7 +24,7 @@ Server::Server(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Server::~Server() = default;
 
 Result<std::unique_ptr<Server>> Server::start(const JobLayout& /*layout*/, ServerEvents /*events*/) {
-  return fail(ExitCode::launch, std::string("cannot host a PMIx server: ") + k_no_pmix_build);
+  return fail(ExitCode::usage, std::string("cannot host a PMIx server: ") + k_no_pmix_build);
 }
 
 Result<std::vector<std::string>> Server::rank_env(int /*rank*/) const {

@@ -33,7 +33,7 @@ expect_not_contains "$t/out" "of 1 on"
 
 # An explicit local backend with two ranks: exit 2, why, and what to write.
 expect_exit 2 run_ --np 2 --backend local ./ring_c
-expect_contains "$t/err" "ddl: error: ./ring_c links the MPI library libmpi.so.40: backend local would start its 2 ranks as 2 one-rank MPI jobs (MPI singletons) that never form one MPI_COMM_WORLD; use --backend mpirun (or auto, which picks it), or frameworks = [\"mpi\"]"
+expect_contains "$t/err" "ddl: error: ./ring_c links the MPI library libmpi.so.40: backend local would start its 2 ranks as 2 one-rank MPI jobs (MPI singletons) that never form one MPI_COMM_WORLD; use --backend mpirun (or auto, which picks it), frameworks = [\"mpi\"], or --mpi pmix"
 # One rank is a valid singleton, and a program without MPI is no concern.
 expect_exit 0 run_ --np 1 --backend local ./ring_c
 expect_contains "$t/out" "[0] process 0 of 1 on"

@@ -6,7 +6,10 @@
 # ranks, and the fences go through the job rendezvous' allgather. mpi4py's
 # helloworld and ringtest as one world of 8 with no mpirun or orted on any
 # host; every rank sees every host's name; MPI_Abort(..., 3) -> ddl exits 3
-# within seconds; Ctrl-C; nothing left on any host.
+# within seconds; Ctrl-C; nothing left on any host. Then the same through
+# `ddl run --mpi pmix` (the workers started by ddl itself): Open MPI's ring
+# and mpi4py's helloworld as one world, MPI_Abort(..., 5) from a rank on
+# another host than rank 0 -> exit 5, a rank without MPI_Finalize -> exit 1.
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 command -v mpicc >/dev/null || skip "mpicc (libopenmpi-dev) is not installed"
@@ -15,6 +18,7 @@ pkg-config --exists pmix || skip "OpenPMIx (libpmix-dev) is not installed"
 fixtures=$DDL_SOURCE_DIR/tests/fixtures/mpi
 mpicc -O1 -o "$t/pmix_hello" "$fixtures/pmix_hello.c"
 mpicc -O1 -o "$t/pmix_fail" "$fixtures/pmix_fail.c"
+mpicc -O1 -o "$t/ring_c" "$fixtures/ring.c"
 # shellcheck disable=SC2046 # pkg-config's flags are words
 cc -O1 -o "$t/pmix_keys" "$fixtures/pmix_keys.c" $(pkg-config --cflags --libs pmix)
 chmod 755 "$t"
@@ -103,4 +107,33 @@ got=0
 wait "$runner" || got=$?
 [[ $got == 130 ]] || fail "Ctrl-C gave exit $got: $(cat "$t/err")"
 hosts_clean "Ctrl-C"
+
+# ddl run --mpi pmix: the ring over 2 hosts of 2 slots, one world of 4.
+mpi_run() { ddl_ssh run "$NETNS_DIR/ssh.toml" --mpi pmix "$@"; }
+expect_exit 0 mpi_run -H "$NETNS_NET.[1-2]:2" "$t/ring_c"
+for r in 0 1 2 3; do expect_contains "$t/out" "[$r] process $r of 4 on h$((r / 2 + 1))"; done
+expect_contains "$t/out" "[0] process 0 passed"
+hosts_clean "ring_c"
+
+# [mpi] launch in the job file; mpi4py's helloworld as one world of 8.
+{ cat "$NETNS_DIR/ssh.toml"; printf '[mpi]\nlaunch = "pmix"\n'; } >"$t/pmix.toml"
+expect_exit 0 ddl_ssh run "$t/pmix.toml" -H "$(netns_hostspec 2)" /usr/bin/python3 -m mpi4py.bench helloworld
+for r in 0 1 2 3 4 5 6 7; do
+  expect_contains "$t/out" "[$r] Hello, World! I am process $r of 8 on h$((r / 2 + 1))."
+done
+hosts_clean "mpi4py helloworld"
+
+# MPI_Abort(MPI_COMM_WORLD, 5) in rank 5 (on h3): ddl exits 5, all gone.
+start=$SECONDS
+expect_exit 5 mpi_run -H "$(netns_hostspec 2)" "$t/pmix_fail" abort 5 5
+((SECONDS - start < 15)) || fail "MPI_Abort took $((SECONDS - start))s to end the job"
+expect_contains "$t/err" "rank 5 called MPI_Abort with status 5"
+hosts_clean "MPI_Abort through ddl run"
+
+# Rank 1 leaves without MPI_Finalize while the others wait: exit 1, all gone.
+start=$SECONDS
+expect_exit 1 mpi_run -H "$(netns_hostspec 1)" "$t/pmix_fail" exit0
+((SECONDS - start < 15)) || fail "a rank without MPI_Finalize took $((SECONDS - start))s to end the job"
+expect_contains "$t/err" "rank 1 exited with code 0 without calling MPI_Finalize"
+hosts_clean "no MPI_Finalize through ddl run"
 echo PASS

@@ -7,7 +7,9 @@
 # `ddl worker pmix-host` per node); every key has the same value, but the
 # job id and the session folders, which are each server's own. Also: Open
 # MPI 4.1 direct-launched by Slurm over 2 nodes works on the bed (each node
-# has its own TmpFS, see tests/slurm/testbed.inc).
+# has its own TmpFS, see tests/slurm/testbed.inc). And `ddl run --mpi pmix`
+# inside an allocation: backend slurm (auto), one srun --mpi=pmix step, one
+# world of 4 over both nodes; MPI_Abort(..., 6) -> exit 6.
 source "$(dirname "$0")/common.inc"
 NETNS_NEEDS_RUN=0
 source "$DDL_SOURCE_DIR/tests/slurm/testbed.inc"
@@ -18,6 +20,7 @@ fixtures=$DDL_SOURCE_DIR/tests/fixtures/mpi
 # shellcheck disable=SC2046 # pkg-config's flags are words
 cc -O1 -o "$t/pmix_keys" "$fixtures/pmix_keys.c" $(pkg-config --cflags --libs pmix)
 mpicc -O1 -o "$t/pmix_hello" "$fixtures/pmix_hello.c"
+mpicc -O1 -o "$t/pmix_fail" "$fixtures/pmix_fail.c"
 slurm_up 2
 
 # The values both servers must agree on: all but jobid, tmpdir and nsdir.
@@ -39,4 +42,10 @@ fi
 slurm_login srun -N2 --ntasks-per-node=2 --mpi=pmix "$t/pmix_hello" >"$t/out" 2>"$t/err" ||
   fail "Open MPI under srun --mpi=pmix failed: $(cat "$t/err")"
 for r in 0 1 2 3; do expect_contains "$t/out" "hello rank $r of 4 universe 4 on h$((r / 2 + 1)) sum 6"; done
+
+# ddl run --mpi pmix in an allocation: backend slurm, srun --mpi=pmix.
+expect_exit 0 slurm_login salloc -Q -N2 --ntasks-per-node=2 "$DDL" run --mpi pmix -v "$t/pmix_hello"
+expect_contains "$t/err" "--mpi=pmix"
+for r in 0 1 2 3; do expect_contains "$t/out" "[$r] hello rank $r of 4 universe 4 on h$((r / 2 + 1)) sum 6"; done
+expect_exit 6 slurm_login salloc -Q -N2 --ntasks-per-node=2 "$DDL" run --mpi pmix "$t/pmix_fail" abort 6 3
 echo PASS

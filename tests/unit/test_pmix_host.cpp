@@ -142,6 +142,34 @@ TEST_CASE("LineRelay: whole lines, the rest at the end", "[pmix]") {
   ::close(out[1]);
 }
 
+TEST_CASE("LineRelay: a prefix before each line, once, also in pieces", "[pmix]") {
+  std::array<int, 2> in{};
+  std::array<int, 2> out{};
+  REQUIRE(::pipe(in.data()) == 0);
+  REQUIRE(::pipe2(out.data(), O_NONBLOCK) == 0);
+  auto drain = [&] {
+    std::string text(4096, '\0');
+    ssize_t got = ::read(out[0], text.data(), text.size());
+    return got > 0 ? text.substr(0, static_cast<std::size_t>(got)) : std::string();
+  };
+  {
+    LineRelay relay(in[0], out[1], "[3] ");
+    REQUIRE(::write(in[1], "one\ntwo\nthr", 11) == 11);
+    relay.pump();
+    CHECK(drain() == "[3] one\n[3] two\n");
+    REQUIRE(::write(in[1], "ee\n\n", 4) == 4);
+    relay.pump();
+    CHECK(drain() == "[3] three\n[3] \n");
+    REQUIRE(::write(in[1], "end", 3) == 3);
+    ::close(in[1]);
+    relay.pump();
+    relay.pump();
+    CHECK(drain() == "[3] end");
+  }
+  ::close(out[0]);
+  ::close(out[1]);
+}
+
 TEST_CASE("SessionDir: named after the host, unique, removed", "[pmix]") {
   std::string kept = std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "";
   auto base = std::filesystem::temp_directory_path() / ("ddl-unit-pmix-" + std::to_string(::getpid()));

@@ -39,6 +39,14 @@ TEST_CASE("JobLayout: ranks fill hosts in order", "[pmix]") {
   CHECK(layout.host_of(4) == 1);
 }
 
+TEST_CASE("rank_identity_env: ddl's variables for the MPI rank, not its host", "[pmix]") {
+  auto layout = two_hosts(1);
+  CHECK(rank_identity_env(layout, 3) == std::vector<std::string>{"DDL_RANK=3", "DDL_WORLD_SIZE=5", "DDL_LOCAL_RANK=1",
+                                                                 "DDL_LOCAL_SIZE=3", "DDL_NODE_RANK=1"});
+  CHECK(rank_identity_env(layout, 1) == std::vector<std::string>{"DDL_RANK=1", "DDL_WORLD_SIZE=5", "DDL_LOCAL_RANK=1",
+                                                                 "DDL_LOCAL_SIZE=2", "DDL_NODE_RANK=0"});
+}
+
 TEST_CASE("check_layout", "[pmix]") {
   CHECK(check_layout(two_hosts(0)));
   SECTION("same name twice: each server needs a name of its own") {

@@ -135,7 +135,7 @@ TEST_CASE("enumerations", "[job][errors]") {
         "job.toml:2:15: job.frameworks: 'pytorch' is not one of torch, tensorflow, horovod, jax, "
         "mpi; did you mean 'torch'?");
   CHECK(errors("[mpirun]\nflavour = \"mpi\"\n") ==
-        "job.toml:2:11: mpirun.flavour: 'mpi' is not one of auto, openmpi, mpich; did you mean 'mpich'?");
+        "job.toml:2:11: mpirun.flavour: 'mpi' is not one of auto, openmpi, mpich");
   CHECK(errors("[mpirun]\nargs = [\"--mca\", 1]\n") != "");
   CHECK(errors("[mpirun]\nflavor = \"mpich\"\n").find("did you mean 'flavour'?") != std::string::npos);
   CHECK(errors("[ssh]\nhost_key_check = \"accept_new\"\n") ==
@@ -235,4 +235,22 @@ TEST_CASE("rank and slot counts above ddl's limit are refused", "[job][errors]")
   ddl::Overrides big_np;
   big_np.np = "5000000";
   CHECK(errors("", big_np) == "--np: 5000000 is above ddl's limit of 1000000 ranks");
+}
+
+TEST_CASE("[mpi] launch and --mpi: mpirun or pmix", "[job][errors][pmix]") {
+  auto job = ddl::parse_job("[mpi]\nlaunch = \"pmix\"\n", "job.toml", {});
+  REQUIRE(job);
+  CHECK(job->mpi.launch == ddl::MpiLaunch::pmix);
+  auto plain = ddl::parse_job("[job]\nname = \"x\"\n", "job.toml", {});
+  REQUIRE(plain);
+  CHECK(plain->mpi.launch == ddl::MpiLaunch::mpirun);
+  ddl::Overrides overrides;
+  overrides.mpi = "mpirun";
+  auto overridden = ddl::parse_job("[mpi]\nlaunch = \"pmix\"\n", "job.toml", overrides);
+  REQUIRE(overridden);
+  CHECK(overridden->mpi.launch == ddl::MpiLaunch::mpirun);
+  CHECK(errors("[mpi]\nlaunch = \"pmi\"\n") ==
+        "job.toml:2:10: mpi.launch: 'pmi' is not one of mpirun, pmix; did you mean 'pmix'?");
+  overrides.mpi = "orted";
+  CHECK(errors("", overrides).starts_with("--mpi: 'orted' is not one of mpirun, pmix"));
 }

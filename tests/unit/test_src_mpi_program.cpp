@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 
 #include <unistd.h>
@@ -16,8 +15,7 @@
 namespace {
 
 std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return ddl::read_capped(path, std::size_t{64} << 20).text;
 }
 
 std::string write_temp(const std::string& bytes) {

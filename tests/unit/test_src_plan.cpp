@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "src/plan/plan.hpp"
+#include "src/plan/pmix_hosts.hpp"
 #include "tests/unit/plan_fixtures.hpp"
 
 using namespace ddl;
@@ -157,4 +158,37 @@ TEST_CASE("make_plan: cross ranks on a wide host stay linear", "[plan]") {
   CHECK(plan->ranks[200'001].cross_rank == 1);  // b's local rank 1, after a's
   CHECK(plan->ranks[200'001].cross_size == 2);
   CHECK(plan->ranks[199'999].cross_size == 1);
+}
+
+TEST_CASE("pmix_hosts: one gang rank per host, each host's MPI rank count", "[plan][pmix]") {
+  auto ranks = make_plan(JobSpec{}, {make_host("a", 2, {0, 1}), make_host("b", 3, {4, 5, 6})});
+  REQUIRE(ranks);
+  auto hosts = pmix_hosts(*ranks);
+  REQUIRE(hosts);
+  CHECK(hosts->ranks == v({2, 3}));
+  const Plan& gang = hosts->plan;
+  CHECK(gang.world_size == 2);
+  REQUIRE(gang.hosts.size() == 2);
+  CHECK(gang.hosts[0].name == "a");
+  CHECK(gang.hosts[1].name == "b");
+  REQUIRE(gang.ranks.size() == 2);
+  CHECK(gang.ranks[1].rank == 1);
+  CHECK(gang.ranks[1].host_index == 1);
+  CHECK(gang.ranks[1].local_rank == 0);
+  CHECK(gang.ranks[1].local_size == 1);
+  CHECK(gang.ranks[1].node_rank == 1);
+  CHECK(gang.ranks[0].gpus == v({0, 1}));  // every GPU of the host's ranks
+  CHECK(gang.ranks[1].gpus == v({4, 5, 6}));
+}
+
+TEST_CASE("pmix_hosts: a host whose ranks are apart is refused, exit 2", "[plan][pmix]") {
+  auto ranks = make_plan(JobSpec{}, {make_host("a", 1), make_host("b", 1)});
+  REQUIRE(ranks);
+  ranks->ranks.push_back(ranks->ranks.front());  // a's ranks: 0 and 2
+  ranks->ranks.back().rank = 2;
+  auto hosts = pmix_hosts(*ranks);
+  REQUIRE_FALSE(hosts);
+  CHECK(hosts.error().code == ExitCode::usage);
+  CHECK(hosts.error().message ==
+        "mpi.launch \"pmix\": the ranks of host a are not adjacent in the plan (MPI ranks fill hosts in order)");
 }

@@ -98,7 +98,7 @@ TEST_CASE("the team's keys are read", "[job][team_env]") {
   CHECK(label_need(job) == LabelNeed::required);  // "rack=r1" reads the hosts' labels
 }
 
-TEST_CASE("--bind and --env-file override the job file", "[job][team_env]") {
+TEST_CASE("overrides: --bind and --env-file replace the job file's keys", "[job][team_env]") {
   TempFile file("B=2\n");
   Overrides o;
   o.bind = "core";

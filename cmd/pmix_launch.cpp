@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+#include "cmd/pmix_launch.hpp"
+
+#include <fmt/core.h>
+
+#include "src/plan/pmix_hosts.hpp"
+#include "src/pmix/server.hpp"
+#include "src/util/duration.hpp"
+
+namespace ddl::cmd {
+
+namespace {
+
+std::string counts_text(const std::vector<int>& counts) {
+  std::string text;
+  for (int count : counts) {
+    text += (text.empty() ? "" : ",") + std::to_string(count);
+  }
+  return text;
+}
+
+// Each host's worker, then the job's own command.
+std::vector<std::string> worker_command(const JobSpec& job, const Backend& backend, const PmixHosts& hosts) {
+  std::vector<std::string> command{backend.ddl_path(), "worker", "pmix-host", "--host-ranks",
+                                   counts_text(hosts.ranks), "--grace", format_duration(job.grace),
+                                   "--rank-prefix", "--"};
+  if (job.command_is_shell) {
+    command.insert(command.end(), {"/bin/sh", "-c", job.command.front()});
+  } else {
+    command.insert(command.end(), job.command.begin(), job.command.end());
+  }
+  return command;
+}
+
+} // namespace
+
+Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned) {
+  const Backend& backend = *planned.backend;
+  if (job.mpi.launch != MpiLaunch::pmix || backend.name() == "slurm") {
+    return PmixLaunch{};
+  }
+  if (job.launch.np.elastic()) {
+    return fail(ExitCode::usage, "launch.min_np: elastic restarts are not available with mpi.launch \"pmix\" "
+                                 "(--mpi pmix); give a plain np");
+  }
+  if (std::string why; backend.ranks_are_local() && !pmix::server_available(&why)) {
+    return fail(ExitCode::usage, "--mpi pmix: ddl cannot host a PMIx server on this machine: " + why);
+  }
+  auto hosts = pmix_hosts(planned.plan);
+  if (!hosts) {
+    return fail(hosts.error());
+  }
+  job.command = worker_command(job, backend, *hosts);
+  job.command_is_shell = false;
+  job.frameworks.clear();
+  planned.plan = std::move(hosts->plan);
+  return PmixLaunch{true};
+}
+
+} // namespace ddl::cmd

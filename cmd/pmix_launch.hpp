@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// `ddl run --mpi pmix` (mpi.launch = "pmix", issue 33) on the backends that
+// start ranks themselves (local, ssh, kubernetes): the job's MPI ranks as one
+// world with no mpirun, ddl hosting a PMIx server on each host.
+
+#include "cmd/pipeline.hpp"
+#include "src/job/job.hpp"
+
+namespace ddl::cmd {
+
+// What adopt_pmix_launch did.
+struct PmixLaunch {
+  bool adopted = false;  // the gang is now one pmix-host worker per host
+};
+
+// Turns the planned MPI job into its PMIx launch: the gang becomes one
+// `ddl worker pmix-host` per host of the plan (src/plan/pmix_hosts.hpp), each
+// starting its host's share of the job's ranks, with the job's command; MPI
+// rank r runs where the plan put rank r, and its output lines start "[r] ".
+// The job's frameworks render nothing (the MPI library gives each rank its
+// place; ddl's DDL_RANK and friends come from the worker). Under backend
+// slurm nothing changes (srun --mpi=pmix starts the ranks; the registry adds
+// it). Errors (ExitCode::usage): no PMIx library on this machine for the
+// local backend (what to install is named), elastic launch.min_np.
+Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned);
+
+} // namespace ddl::cmd

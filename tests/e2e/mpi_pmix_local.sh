@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `ddl run --mpi pmix` and [mpi] launch = "pmix" on this machine (issue 33):
+# a C program built with mpicc and mpi4py run as ONE world of N ranks with no
+# mpirun or orted, each line prefixed with its MPI rank, DDL_RANK per MPI
+# rank; MPI_Abort(comm, 7) from rank 2 ends the job with 7 within seconds and
+# nothing is left; a rank that exits without MPI_Finalize is a failure, not a
+# hang; Ctrl-C; no libpmix on this machine: exit 2 naming what to install;
+# --mpi pmix with backend mpirun and bad values: exit 2.
+source "$(dirname "$0")/common.inc"
+command -v mpicc >/dev/null || skip "mpicc (libopenmpi-dev) is not installed"
+pkg-config --exists pmix || skip "OpenPMIx (libpmix-dev) is not installed"
+fixtures=$DDL_SOURCE_DIR/tests/fixtures/mpi
+mpicc -O1 -o "$t/ring_c" "$fixtures/ring.c"
+mpicc -O1 -o "$t/pmix_hello" "$fixtures/pmix_hello.c"
+mpicc -O1 -o "$t/pmix_fail" "$fixtures/pmix_fail.c"
+export TMPDIR=$t/tmp
+mkdir "$TMPDIR"
+me=$(hostname)
+run() { timeout -k 5 60 "$DDL" run "$@"; }
+ddl_pid=""
+trap 'rc=$?; [[ -n $ddl_pid ]] && kill -KILL "$ddl_pid" 2>/dev/null; rm -rf "$t"; exit $rc' EXIT
+
+# The ring as one world of 4: every rank sees 4, rank 0 counts the laps.
+expect_exit 0 run --mpi pmix --np 4 "$t/ring_c"
+for r in 0 1 2 3; do expect_contains "$t/out" "[$r] process $r of 4 on $me"; done
+expect_contains "$t/out" "[0] process 0 passed"
+expect_not_contains "$t/err" "error"
+
+# The job file's [mpi] launch, the mpi framework, backend auto: local (not
+# mpirun); mpi4py's helloworld and ringtest.
+cat >"$t/job.toml" <<EOF
+[job]
+frameworks = ["mpi"]
+[launch]
+np = 3
+[mpi]
+launch = "pmix"
+EOF
+expect_exit 0 run "$t/job.toml" -v /usr/bin/python3 -m mpi4py.bench helloworld
+for r in 0 1 2; do expect_contains "$t/out" "[$r] Hello, World! I am process $r of 3 on $me."; done
+expect_contains "$t/err" "auto: every host is this machine"
+expect_exit 0 run "$t/job.toml" /usr/bin/python3 -m mpi4py.bench ringtest -n 1024 -l 10
+expect_contains "$t/out" "(3 processes, 1024 bytes)"
+
+# Each MPI rank gets ddl's own variables for itself, not its host's.
+# shellcheck disable=SC2016 # expanded by each rank's sh
+expect_exit 0 run --mpi pmix --np 3 -- sh -c 'echo "id $DDL_RANK $DDL_WORLD_SIZE $DDL_LOCAL_RANK $DDL_LOCAL_SIZE"'
+for r in 0 1 2; do expect_contains "$t/out" "[$r] id $r 3 $r 3"; done
+
+# While the ranks run: they are under ddl, and no MPI daemon is.
+"$DDL" run --mpi pmix --np 3 "$t/pmix_hello" 3 >"$t/out" 2>"$t/err" &
+ddl_pid=$!
+for _ in $(seq 600); do
+  (($(grep -c "hello rank" "$t/out" || true) == 3)) && break
+  sleep 0.05
+done
+expect_contains "$t/out" "[2] hello rank 2 of 3 universe 3 on $me sum 3"
+tree=$(ps -eo pid=,ppid=,comm= | awk -v top="$ddl_pid" '
+  { parent[$1] = $2; name[$1] = $3 }
+  END { for (p in parent) { for (q = p; q != "" && q != 1; q = parent[q]) if (q == top) { print name[p]; break } } }')
+[[ $(grep -cx pmix_hello <<<"$tree") == 3 ]] || fail "not 3 ranks under ddl: $tree"
+if grep -Exq 'mpirun|mpiexec|orted|orterun|prted|prterun' <<<"$tree"; then fail "an MPI daemon runs under ddl: $tree"; fi
+wait "$ddl_pid" || fail "the sleeping hello failed: $(cat "$t/err")"
+ddl_pid=""
+
+# MPI_Abort(MPI_COMM_WORLD, 7) in rank 2: ddl exits 7 within seconds, all gone.
+start=$SECONDS
+expect_exit 7 run --mpi pmix --np 4 "$t/pmix_fail" abort 7 2
+((SECONDS - start < 15)) || fail "MPI_Abort took $((SECONDS - start))s to end the job"
+expect_contains "$t/err" "rank 2 called MPI_Abort with status 7"
+[[ -z $(pgrep -f -- "$t/pmix_fail") ]] || fail "ranks left after MPI_Abort: $(pgrep -af -- "$t/pmix_fail")"
+
+# A rank that exits 0 without MPI_Finalize while the others wait: exit 1.
+start=$SECONDS
+expect_exit 1 run --mpi pmix --np 3 "$t/pmix_fail" exit0
+((SECONDS - start < 15)) || fail "a rank without MPI_Finalize took $((SECONDS - start))s to end the job"
+expect_contains "$t/err" "rank 1 exited with code 0 without calling MPI_Finalize"
+[[ -z $(pgrep -f -- "$t/pmix_fail") ]] || fail "ranks left: $(pgrep -af -- "$t/pmix_fail")"
+
+# Ctrl-C: exit 130, nothing left.
+"$DDL" run --mpi pmix --np 3 "$t/pmix_fail" sleep >"$t/out" 2>"$t/err" &
+ddl_pid=$!
+for _ in $(seq 600); do
+  (($(grep -c "started" "$t/out" || true) == 3)) && break
+  sleep 0.05
+done
+expect_contains "$t/out" "[2] rank 2 started"
+kill -INT "$ddl_pid"
+got=0
+wait "$ddl_pid" || got=$?
+ddl_pid=""
+[[ $got == 130 ]] || fail "Ctrl-C gave exit $got: $(cat "$t/err")"
+[[ -z $(pgrep -f -- "$t/pmix_fail") ]] || fail "ranks left after Ctrl-C: $(pgrep -af -- "$t/pmix_fail")"
+
+# Refused: --mpi pmix with backend mpirun, an unknown value, a bad [mpi] key,
+# --output-ranks (the gang is one worker per host).
+expect_exit 2 run --mpi pmix --backend mpirun --np 2 "$t/ring_c"
+expect_contains "$t/err" "backend mpirun and mpi.launch \"pmix\" (--mpi pmix): mpirun starts the ranks itself"
+expect_exit 2 run --mpi orte --np 2 "$t/ring_c"
+expect_contains "$t/err" "--mpi"
+printf '[mpi]\nlaunch = "orte"\n' >"$t/bad.toml"
+expect_exit 2 run "$t/bad.toml" --np 2 "$t/ring_c"
+expect_contains "$t/err" "bad.toml:2:10: mpi.launch: "
+expect_exit 2 run --mpi pmix --np 2 --output-ranks 1 "$t/ring_c"
+expect_contains "$t/err" "--output-ranks: not available with --mpi pmix"
+
+# The dry run shows the gang: one pmix-host worker per host with the counts.
+expect_exit 0 run --mpi pmix --np 3 --dry-run "$t/ring_c"
+expect_contains "$t/out" "worker pmix-host --host-ranks 3"
+
+# No libpmix on this machine (hidden in a mount namespace of its own):
+# exit 2 naming what to install, nothing started.
+pmix_lib=$(readlink -f "$(ldconfig -p | awk '/libpmix\.so\.2 / {print $NF; exit}')")
+if [[ $(id -u) == 0 && -n $pmix_lib ]] && command -v unshare >/dev/null; then
+  # shellcheck disable=SC2016 # expanded by that sh
+  expect_exit 2 unshare -m --propagation private sh -c \
+    'mount -t tmpfs none "$1" && exec "$2" run --mpi pmix --np 2 "$3"' \
+    sh "$(dirname "$pmix_lib")" "$DDL" "$t/ring_c"
+  expect_contains "$t/err" "--mpi pmix: ddl cannot host a PMIx server on this machine: OpenPMIx's library is not installed"
+  expect_contains "$t/err" "apt-get install libpmix2"
+  expect_not_contains "$t/out" "process"
+fi
+
+[[ -z $(ls -A "$TMPDIR") ]] || fail "left in TMPDIR: $(ls -A "$TMPDIR")"
+echo PASS
