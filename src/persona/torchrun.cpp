@@ -308,7 +308,8 @@ Result<void> node_count(State& state, std::optional<int> per_host) {
   if (!state.nodes) {
     return {};
   }
-  auto [least, most] = *state.nodes;
+  const int least = state.nodes->first;
+  const int most = state.nodes->second;
   state.launch.job_edits.push_back([most](JobSpec& job) { job.hosts.max_hosts = most; });
   state.launch.plan_edits.push_back(at_least_hosts(least, state.nodes_shown));
   if (least == most) {

@@ -67,9 +67,11 @@ expect_contains "$t/out" "$python -u $script"
 expect_not_contains "$t/out" "CUDA_VISIBLE_DEVICES"
 
 # Refused: exit 2 and one line why (and what to write instead).
+# Refusals, checked under --dry-run: the hosts here (node-a, ...) do not
+# resolve, and a real launch looks every host up before the plan's checks.
 refused() {
   local want=$1; shift
-  expect_exit 2 timeout 10 "$DDL" torchrun "$@"
+  expect_exit 2 timeout 10 "$DDL" torchrun --dry-run "$@"
   expect_contains "$t/err" "ddl: error: $want"
 }
 refused "--node-rank 1: ddl starts every node from this one command and numbers them itself (node ranks 0.. in host order); run it once, with every host in -H or --hostfile, without --node-rank" \
