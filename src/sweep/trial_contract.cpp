@@ -194,9 +194,9 @@ TrialRequest request_from(const Json& doc) {
 
 // `request.env` over `env`, as -x sets a variable: an earlier value is replaced.
 void set_env(EnvList& env, const EnvList& over) {
-  for (const auto& [name, value] : over) {
-    std::erase_if(env, [&](const auto& entry) { return entry.first == name; });
-    env.emplace_back(name, value);
+  for (const auto& item : over) {
+    std::erase_if(env, [&item](const auto& entry) { return entry.first == item.first; });
+    env.push_back(item);
   }
 }
 
