@@ -29,11 +29,12 @@ constexpr std::string_view k_setup_body =
 // The container guard: $1 the runtime, $2 the container's name, the rest
 // the runtime's words. A watcher started through setsid, in a session of
 // its own so that killing the rank's process group spares it, holds the
-// read end of a FIFO whose write end only this shell holds. When the
-// runtime client returns, the shell writes "done" and the watcher leaves;
-// when the shell dies instead (SIGKILL of the group: the grace ran out, ddl
-// was killed, the lifeline fired), the watcher reads EOF and kills and
-// removes the container, which a killed client leaves running. The shell
+// read end of a FIFO whose write end only this shell holds. When the shell
+// ends, whether the runtime client returned or the group was killed (the
+// grace ran out, ddl was killed, the lifeline fired), the watcher reads EOF
+// and removes the container if it still exists: a killed client leaves it
+// running, and so does a client that a signal ends between the container's
+// start and the client's signal proxy (podman's window). The shell
 // outlives the signals that stop the rank (they reach the client too, which
 // passes them to the container), so that the container ends as it would
 // without ddl. The runtime starts only once the watcher said it is in its
@@ -49,15 +50,13 @@ __ddl_d=$(mktemp -d 2>/dev/null) && mkfifo "$__ddl_d/p" || {
   echo "ddl: cannot make a FIFO in ${TMPDIR:-/tmp} on $(uname -n)" >&2; exit 126; }
 exec 9<>"$__ddl_d/p"
 __ddl_ok=$( ("$__ddl_ss" sh -c 'exec 8<"$1" </dev/null 2>/dev/null; echo ready; exec >/dev/null
-  read -r __ddl_w <&8; [ "$__ddl_w" = done ] || { "$2" kill "$3"; "$2" rm -f "$3"; } >/dev/null 2>&1' \
+  read -r __ddl_w <&8; "$2" container inspect "$3" >/dev/null 2>&1 || exit 0; "$2" kill "$3"; "$2" rm -f "$3"' \
   ddl-container-guard "$__ddl_d/p" "$__ddl_rt" "$__ddl_n" 9>&- &) )
 rm -rf "$__ddl_d"
 [ "$__ddl_ok" = ready ] || { echo "ddl: the container guard did not start on $(uname -n)" >&2; exit 126; }
 trap : HUP INT QUIT TERM USR1 USR2
 "$__ddl_rt" "$@" 9>&-
-__ddl_st=$?
-echo done >&9
-exit "$__ddl_st"
+exit "$?"
 )GUARD";
 
 std::string runtime_program(const JobSpec& job) { return std::string(to_string(job.container.runtime)); }

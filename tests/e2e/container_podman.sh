@@ -85,6 +85,21 @@ pod_none_left "Ctrl-C"
 expect_none_left
 echo "ok: Ctrl-C leaves no container"
 
+# A runtime client that dies while its container runs (as podman's does
+# when a signal lands before its signal proxy is up): the rank fails, and
+# the guard removes the container the client left running.
+rm -f "$t"/seen-*
+job_file "cli$marker" "echo up >$t/seen-\$DDL_RANK; while :; do sleep 0.1; done"
+"$DDL" run "$t/cli$marker.toml" --np 1 >"$t/out" 2>"$t/err" &
+ddl_pid=$!
+wait_seen 1 "$ddl_pid"
+pkill -KILL -f "^podman run --rm --name ddl-cli$marker-0-" || fail "no podman client to kill"
+got=0; wait "$ddl_pid" || got=$?
+[[ $got == 137 ]] || fail "a killed client: exit $got, not 137: $(cat "$t/err")"
+pod_none_left "a runtime client killed under a running container"
+expect_none_left
+echo "ok: a runtime client killed under its running container leaves no container"
+
 # The watchdog: a stalled attempt is dumped (the signal reaches the
 # program through podman) and ended with exit 5.
 rm -f "$t"/seen-*
