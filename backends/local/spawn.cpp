@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include "src/util/env.hpp"
 #include "src/util/file.hpp"
 #include "src/util/process.hpp"
 #include "src/util/text.hpp"
@@ -18,15 +19,6 @@
 namespace ddl {
 
 namespace {
-
-std::string env_value(const EnvList& env, std::string_view name) {
-  for (auto it = env.rbegin(); it != env.rend(); ++it) {
-    if (it->first == name) {
-      return it->second;
-    }
-  }
-  return {};
-}
 
 std::string describe_failure(const RankLaunch& launch, const std::string& program, SpawnFailure report) {
   std::string where = fmt::format("rank {} on {}", launch.rank, launch.host.name);

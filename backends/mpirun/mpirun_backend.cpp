@@ -15,6 +15,7 @@
 #include "backends/mpirun/mpirun_output.hpp"
 #include "backends/ssh/ssh_probe.hpp"
 #include "src/render/render_files.hpp"
+#include "src/util/env.hpp"
 #include "src/util/net.hpp"
 #include "src/util/process.hpp"
 #include "src/util/text.hpp"
@@ -144,6 +145,10 @@ Result<LauncherCommand> MpirunBackend::command(std::span<const RankLaunch> launc
   settings.mpirun = program_;
   settings.flavour = flavour_;
   settings.rsh_exec = dry_run ? "<rsh>" : rsh_exec_;
+  const std::string rendezvous = launches.empty() ? "" : env_value(launches.front().env, "DDL_RENDEZVOUS");
+  if (auto endpoint = net::parse_endpoint(rendezvous)) {
+    settings.launcher_address = endpoint->host;
+  }
   settings.as_root = settings.as_root && flavour_ == MpiFlavour::openmpi;
   return build_mpirun_command(launches, settings);
 }

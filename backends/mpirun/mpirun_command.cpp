@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "backends/mpirun/mpirun_command.hpp"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "src/util/text.hpp"
@@ -35,6 +37,10 @@ std::vector<std::string> launcher_options(const MpirunSettings& settings, int wo
   if (hydra) {
     argv = {settings.mpirun, "-f", settings.hostfile, "-n", std::to_string(world), "-prepend-rank",
             "-launcher", "rsh", "-launcher-exec", settings.rsh_exec};
+    if (!settings.launcher_address.empty() && std::ranges::find(settings.extra_args, "-localhost") ==
+                                                   settings.extra_args.end()) {
+      argv.insert(argv.end(), {"-localhost", settings.launcher_address});
+    }
   } else {
     argv = {settings.mpirun, "--hostfile", settings.hostfile, "-np", std::to_string(world), "--tag-output"};
     if (settings.as_root) {

@@ -39,6 +39,10 @@ struct MpirunSettings {
   std::vector<std::string> extra_args;  // job.mpirun.args (`ddl mpirun --mca ...`), after ddl's own
   MpiFlavour flavour = MpiFlavour::openmpi;  // openmpi or mpich, as found
   std::string rsh_exec;        // mpich: the script Hydra runs as its rsh launcher
+  // mpich: the launcher's address as the hosts reach it (the rendezvous'),
+  // which Hydra's proxies dial back; Hydra would use the launcher's
+  // hostname, which the hosts may resolve elsewhere or not at all.
+  std::string launcher_address;
 };
 
 // `launches`: every rank's launch, in rank order (their env and argv).

@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "src/util/embedded.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl {
 
@@ -21,13 +22,6 @@ struct PlannedFile {
   std::string path;
   std::string contents;
 };
-
-std::string replace_all(std::string text, std::string_view from, std::string_view to) {
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
-  return text;
-}
 
 // The manifest's and the job file's comments name each other; they follow the
 // names the user chose.

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "src/util/env.hpp"
 #include "src/util/text.hpp"
 #include "src/util/topology.hpp"
 
@@ -60,11 +61,6 @@ exit "$?"
 )GUARD";
 
 std::string runtime_program(const JobSpec& job) { return std::string(to_string(job.container.runtime)); }
-
-std::string env_value(const EnvList& env, std::string_view name) {
-  auto found = std::ranges::find_if(env, [&](const auto& kv) { return kv.first == name; });
-  return found == env.end() ? std::string() : found->second;
-}
 
 // The rank's GPUs as CUDA_VISIBLE_DEVICES names them (indices or UUIDs).
 std::vector<std::string> visible_gpus(const EnvList& env) {
@@ -149,13 +145,6 @@ std::vector<std::string> apptainer_words(const JobSpec& job, const std::vector<s
   words.push_back(c.image);
   words.insert(words.end(), argv.begin(), argv.end());
   return words;
-}
-
-std::string replace_all(std::string text, std::string_view from, const std::string& to) {
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
-  return text;
 }
 
 std::vector<std::string> template_words(const JobSpec& job, const ContainerRank& who,

@@ -15,4 +15,13 @@ bool is_env_name(std::string_view name) {
   return true;
 }
 
+std::string env_value(const EnvList& env, std::string_view name) {
+  for (auto it = env.rbegin(); it != env.rend(); ++it) {
+    if (it->first == name) {
+      return it->second;
+    }
+  }
+  return {};
+}
+
 } // namespace ddl

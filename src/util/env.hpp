@@ -14,4 +14,7 @@ using EnvList = std::vector<std::pair<std::string, std::string>>;
 // A portable environment variable name: [A-Za-z_][A-Za-z0-9_]*.
 bool is_env_name(std::string_view name);
 
+// NAME's value in ENV (its last, where ENV sets it twice), "" when unset.
+std::string env_value(const EnvList& env, std::string_view name);
+
 } // namespace ddl

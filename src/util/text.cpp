@@ -75,6 +75,16 @@ std::string to_lower(std::string_view text) {
   return out;
 }
 
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+  if (from.empty()) {
+    return text;
+  }
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
 std::string_view trim(std::string_view text) {
   const char* spaces = " \t\r\n";
   std::size_t first = text.find_first_not_of(spaces);

@@ -18,6 +18,9 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 // Splits on `sep`, keeping empty fields.
 std::vector<std::string> split(std::string_view text, char sep);
 
+// TEXT with every FROM replaced by TO, left to right, never rescanning TO.
+std::string replace_all(std::string text, std::string_view from, std::string_view to);
+
 std::string_view trim(std::string_view text);
 // ASCII letters made lower case (host names compare this way).
 std::string to_lower(std::string_view text);

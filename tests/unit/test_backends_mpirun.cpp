@@ -183,6 +183,19 @@ TEST_CASE("MPICH's Hydra: its own spellings, names in -genvlist, PMI_RANK in the
   }
   CHECK(command->env[1].second.find("PMI_RANK") == std::string::npos);
   CHECK(hydra_rsh_script("/opt/my ddl/ddl") == "#!/bin/sh\nexec '/opt/my ddl/ddl' rsh \"$@\"\n");
+
+  // The hosts dial Hydra back at the rendezvous' address, not at the
+  // launcher's hostname; a -localhost of the job's own wins.
+  settings.launcher_address = "198.18.0.254";
+  auto dialled = build_mpirun_command(launches, settings);
+  REQUIRE(dialled.has_value());
+  CHECK(std::vector<std::string>(dialled->argv.begin() + 10, dialled->argv.begin() + 12) ==
+        std::vector<std::string>{"-localhost", "198.18.0.254"});
+  settings.extra_args = {"-localhost", "login1"};
+  auto own = build_mpirun_command(launches, settings);
+  REQUIRE(own.has_value());
+  CHECK(std::ranges::count(own->argv, "-localhost") == 1);
+  CHECK(std::ranges::find(own->argv, "login1") != own->argv.end());
   CHECK(flavour_of_version("mpirun (Open MPI) 4.1.4\n") == MpiFlavour::openmpi);
   CHECK(flavour_of_version("HYDRA build details:\n    Version: 4.0.2\n") == MpiFlavour::mpich);
   CHECK_FALSE(flavour_of_version("Intel(R) MPI Library").has_value());

@@ -46,3 +46,9 @@ TEST_CASE("shell_word: bare, '...' or $'...'", "[text]") {
   CHECK(ddl::shell_word("a\nLD_PRELOAD=x") == "$'a\\nLD_PRELOAD=x'");
   CHECK(ddl::shell_word("q'\\\x1b") == "$'q\\'\\\\\\e'");
 }
+
+TEST_CASE("replace_all replaces every match once, never inside what it put", "[text]") {
+  CHECK(ddl::replace_all("{a}-{a}", "{a}", "x") == "x-x");
+  CHECK(ddl::replace_all("aa", "a", "aa") == "aaaa");
+  CHECK(ddl::replace_all("kept", "", "x") == "kept");
+}
