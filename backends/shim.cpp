@@ -17,7 +17,9 @@ namespace ddl {
 namespace {
 
 // The program every remote rank runs under (`sh -c SHIM`). It holds no single
-// quote, so that it can be single-quoted for any login shell. Reads a
+// quote, so that it can be single-quoted for any login shell. First answers
+// any probe requests (shim_probe_request: its protocol version checked, the
+// script's output sent back as marker lines on stderr), then reads a
 // length-prefixed payload (shim_payload) from stdin, then starts the command
 // in a new session and watches stdin: control lines signal the group, EOF or
 // "stop" ends it (TERM, grace, KILL), and so does the launcher's silence: with
@@ -33,7 +35,20 @@ for __ddl_x in /usr/bin /bin /usr/sbin /sbin; do
   if [ -x "$__ddl_x/setsid" ]; then __ddl_ss=$__ddl_x/setsid; break; fi
 done
 if [ -z "$__ddl_ss" ] && command -v setsid >/dev/null 2>&1; then __ddl_ss=setsid; fi
-read -r __ddl_n || exit 125
+while read -r __ddl_n || exit 125; do
+  case $__ddl_n in "probe "*) ;; *) break ;; esac
+  set -- $__ddl_n
+  [ "$2" = "$__ddl_pv" ] || { echo "ddl-shim: protocol $__ddl_pv" >&2; exit 125; }
+  case $3 in *[!0-9]*|"") exit 125 ;; esac
+  __ddl_pl=$(dd bs=1 count="$3" 2>/dev/null) || exit 125
+  { ( eval "$__ddl_pl" ) </dev/null 2>&1; printf "\nddl-shim-status %s\n" "$?"; } |
+    while IFS= read -r __ddl_l; do
+      case $__ddl_l in
+        "ddl-shim-status "*) echo "ddl-shim: answered ${__ddl_l#ddl-shim-status }" ;;
+        *) printf "ddl-shim: a %s\n" "$__ddl_l" ;;
+      esac
+    done >&2
+done
 case $__ddl_n in
   "check "*)
     __ddl_n=${__ddl_n#check }
@@ -172,7 +187,8 @@ constexpr int k_forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR
 // with the rank), then the shim.
 std::string_view shim_script() {
   static const std::string script =
-      fmt::format("__ddl_ds=$(cat <<\"__DDL_DUMP__\"\n{}\n__DDL_DUMP__\n)\n{}", stack_dump_script(), k_script);
+      fmt::format("__ddl_pv={}\n__ddl_ds=$(cat <<\"__DDL_DUMP__\"\n{}\n__DDL_DUMP__\n)\n{}", k_shim_protocol,
+                  stack_dump_script(), k_script);
   return script;
 }
 
@@ -185,6 +201,19 @@ Result<std::string> shim_check_payload(const std::string& workdir, const std::st
   std::string body = "__ddl_dir=" + shell_quote(workdir.empty() ? "." : workdir) + "\n__ddl_prog=" +
                      shell_quote(program) + "\n";
   return fmt::format("check {}\n{}", body.size(), body);
+}
+
+Result<std::string> shim_probe_request(std::string_view script, const std::vector<std::string>& args) {
+  std::string body = "set --";
+  for (const auto& arg : args) {
+    if (has_nul(arg)) {
+      return fail(ExitCode::usage, "a probe argument holds a NUL byte");
+    }
+    body += " " + shell_quote(arg);
+  }
+  body += "\n";
+  body += script;
+  return fmt::format("probe {} {}\n{}", k_shim_protocol, body.size(), body);
 }
 
 Result<std::string> shim_payload(const ShimJob& job) {
@@ -250,8 +279,7 @@ std::string ShimStderr::feed(std::string_view bytes) {
     std::string_view line = std::string_view(head_).substr(0, newline);
     if (line.starts_with(k_marker)) {
       std::string_view what = line.substr(k_marker.size());
-      if (what == "ready") {
-        ready_ = true;
+      if (take_probe_marker(what)) {
         head_.erase(0, newline + 1);
         continue;
       }
@@ -267,6 +295,28 @@ std::string ShimStderr::feed(std::string_view bytes) {
     passed.append(head_, 0, newline + 1);
     head_.erase(0, newline + 1);
   }
+}
+
+bool ShimStderr::take_probe_marker(std::string_view what) {
+  if (what == "ready") {
+    ready_ = true;
+  } else if (what.starts_with("a ")) {
+    answer_.append(what.substr(2));
+    answer_ += '\n';
+  } else if (what.starts_with("answered ")) {
+    answered_ = static_cast<int>(parse_int(what.substr(9)).value_or(-1));
+  } else if (what.starts_with("protocol ")) {
+    protocol_ = std::string(what.substr(9));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+ShimAnswer ShimStderr::take_answer() {
+  ShimAnswer answer{answered_.value_or(-1), std::exchange(answer_, {})};
+  answered_.reset();
+  return answer;
 }
 
 std::string ShimStderr::flush() {

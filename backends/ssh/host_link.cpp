@@ -110,6 +110,15 @@ void HostLink::close() {
   thread_.join();
 }
 
+SshSessionPtr HostLink::release() {
+  if (!thread_.joinable()) {
+    return nullptr;
+  }
+  keep_session_ = true;
+  close();
+  return lost_ ? nullptr : std::move(session_);
+}
+
 void HostLink::drain_tasks() {
   std::deque<Task> tasks;
   {
@@ -173,8 +182,7 @@ void HostLink::run() {
     }
     ssh_event_dopoll(event, channels_.empty() ? 1000 : 200);
     send_heartbeats();
-    if ((ssh_get_status(session_.get()) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0 ||
-        ssh_is_connected(session_.get()) == 0) {
+    if (ssh_session_closed(session_.get())) {
       reap_closed();
       lose_connection();
     }
@@ -189,7 +197,9 @@ void HostLink::run() {
   ssh_event_remove_fd(event, wake_fd_);
   ssh_event_remove_session(event, session_.get());
   ssh_event_free(event);
-  session_.reset();
+  if (!keep_session_ || lost_) {
+    session_.reset();
+  }
 }
 
 } // namespace ddl

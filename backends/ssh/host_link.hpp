@@ -37,6 +37,10 @@ public:
   // KILLs what still runs, closes the channels and the connection, and
   // joins the thread (bounded).
   void close();
+  // As close(), but the connection is kept and returned for a later launch
+  // on the host (null when it was lost).
+  SshSessionPtr release();
+  const std::string& host_name() const { return host_name_; }
 
 private:
   struct RankChannel;
@@ -56,6 +60,7 @@ private:
   std::deque<Task> tasks_;
   bool closing_ = false;
   bool lost_ = false;
+  bool keep_session_ = false;  // release(): the thread leaves session_ open
   std::map<int, std::unique_ptr<RankChannel>> channels_;  // thread-owned
   std::chrono::steady_clock::time_point next_beat_{};     // thread-owned
   std::thread thread_;
