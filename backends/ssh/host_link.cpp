@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 namespace ddl {
 
@@ -35,9 +36,9 @@ int drain_wake(socket_t fd, int, void*) {
 
 } // namespace
 
-HostLink::HostLink(std::string host_name, SshSessionPtr session, ReadyChannels ready)
+HostLink::HostLink(std::string host_name, SshSessionPtr session, ReadyChannels ready, Reconnect reconnect)
     : host_name_(std::move(host_name)), session_(std::move(session)), ready_(std::move(ready)),
-      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), reconnect_(std::move(reconnect)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -74,6 +75,7 @@ void HostLink::start(int rank, std::string payload, RankEvents& events) {
         return;
       }
     }
+    reconnect_once();
     auto entry = std::make_unique<RankChannel>(rank, events, std::make_unique<ShimChannel>(session_.get()));
     if (lost_) {
       entry->channel->finish(fmt::format("{}: the connection is lost", host_name_));
@@ -151,6 +153,26 @@ void HostLink::lose_connection() {
   channels_.clear();
 }
 
+// A restart's rank on a lost connection: one new connection, in place of
+// the old one, for this and the following ranks.
+void HostLink::reconnect_once() {
+  if (!lost_ || reconnected_ || !reconnect_) {
+    return;
+  }
+  reconnected_ = true;
+  spdlog::info("{}: the connection was lost; connecting again", host_name_);
+  auto session = reconnect_();
+  if (!session) {
+    spdlog::warn("{}: cannot connect again: {}", host_name_, session.error().message);
+    return;
+  }
+  ready_.clear();  // channels of the old session
+  ssh_event_remove_session(event_, session_.get());
+  session_ = std::move(*session);
+  ssh_event_add_session(event_, session_.get());
+  lost_ = false;
+}
+
 // Every started rank's shim gets a beat line each period; a shim that hears
 // none for k_shim_heartbeat_misses periods (this host cut off) ends its rank.
 void HostLink::send_heartbeats() {
@@ -165,7 +187,8 @@ void HostLink::send_heartbeats() {
 }
 
 void HostLink::run() {
-  ssh_event event = ssh_event_new();
+  event_ = ssh_event_new();
+  ssh_event event = event_;
   ssh_event_add_session(event, session_.get());
   ssh_event_add_fd(event, wake_fd_, POLLIN, &drain_wake, nullptr);
   while (true) {
@@ -197,6 +220,7 @@ void HostLink::run() {
   ssh_event_remove_fd(event, wake_fd_);
   ssh_event_remove_session(event, session_.get());
   ssh_event_free(event);
+  event_ = nullptr;
   if (!keep_session_ || lost_) {
     session_.reset();
   }

@@ -288,8 +288,10 @@ Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std:
 
 std::string SshBackend::preflight_passed(const Plan& plan) {
   for (std::size_t i = 0; i < pending_.hosts.size(); ++i) {
-    links_.push_back(std::make_unique<HostLink>(plan.hosts[pending_.hosts[i]].name, std::move(pending_.sessions[i]),
-                                                std::move(pending_.ready[i])));
+    const Host& host = plan.hosts[pending_.hosts[i]];
+    auto reconnect = [options = options_, host] { return ssh_open(options, host); };
+    links_.push_back(std::make_unique<HostLink>(host.name, std::move(pending_.sessions[i]),
+                                                std::move(pending_.ready[i]), reconnect));
   }
   pending_ = {};
   return fmt::format("ssh: {} connection{} to {} host{} ready", links_.size(), links_.size() == 1 ? "" : "s",

@@ -43,4 +43,11 @@ TOML
 expect_exit 0 ddl_ssh run "$job" -H "$(netns_hostspec 1)" --backend ssh
 for r in 0 1 2; do expect_contains "$t/out" "[$r] attempt=1 rank=$r"; done
 shells_are 2 1 "one restart"
+
+# Elastic (--np 2:3): a failure re-plans on the hosts left; the connections
+# of the hosts still in the job are kept, one shell per host per attempt
+# (its preflight check, probes and rank).
+expect_exit 0 ddl_ssh run "$job" -H "$(netns_hostspec 1)" --backend ssh --np 2:3
+for r in 0 1 2; do expect_contains "$t/out" "[$r] attempt=1 rank=$r"; done
+shells_are 2 1 "an elastic re-plan"
 echo PASS
