@@ -26,7 +26,10 @@ namespace {
 // a heartbeat period, a ticker counts periods, a "beat" line resets the count,
 // and __ddl_hbn periods without one end the group as EOF would (a host cut
 // off from the launcher never sees EOF). Background helpers close fds 3-5
-// (the channel), so that a sleeping one never holds it open. Exits with the command's status, or dies
+// (the channel), so that a sleeping one never holds it open. The ticker runs
+// in a session of its own where setsid exists, so that TERM to its group
+// ends its sleep at once: a trap in a subshell can miss a TERM that lands
+// before its `wait`, and the rank's end then waited out a whole period. Exits with the command's status, or dies
 // by the same signal, with core dumps off, so that sshd reports exit-signal.
 // dash ignores SIGINT in background jobs for good, so the command runs in the
 // foreground of a pipeline whose other side is the watcher.
@@ -70,11 +73,16 @@ __ddl_nap() {
   sleep 1 & wait $!
 }
 __ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
+__ddl_tk() { kill -s TERM -- "-$1" 2>/dev/null || kill -s TERM "$1" 2>/dev/null; }
 {
   { while read -r __ddl_l <&3; do echo "ctl $__ddl_l"; done; echo eof; } 2>/dev/null &
   echo "fwd $!"
   if [ "${__ddl_hb:-0}" != 0 ]; then
-    { trap __ddl_end TERM; while __ddl_nap "$__ddl_hb"; do echo tick; done; } </dev/null 2>/dev/null 3<&- 4>&- 5>&- &
+    if [ -n "$__ddl_ss" ]; then
+      $__ddl_ss sh -c "while sleep $__ddl_hb 2>/dev/null || sleep 1; do echo tick; done" </dev/null 2>/dev/null 3<&- 4>&- 5>&- &
+    else
+      { trap __ddl_end TERM; while __ddl_nap "$__ddl_hb"; do echo tick; done; } </dev/null 2>/dev/null 3<&- 4>&- 5>&- &
+    fi
     __ddl_c=$!
     echo "tck $__ddl_c"
   fi
@@ -88,7 +96,7 @@ __ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
     exec $__ddl_ss "$@"
   )
   echo "exit $?"
-  [ -n "$__ddl_c" ] && kill "$__ddl_c" 2>/dev/null && wait "$__ddl_c"
+  [ -n "$__ddl_c" ] && __ddl_tk "$__ddl_c" && wait "$__ddl_c"
 } 2>/dev/null | {
   __ddl_t= __ddl_q= __ddl_f= __ddl_k= __ddl_c= __ddl_d= __ddl_m=0
   __ddl_sig() {
@@ -127,7 +135,7 @@ __ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
         [ -n "$__ddl_d" ] && { kill -s KILL -- "-$__ddl_d" 2>/dev/null || kill -s KILL "$__ddl_d" 2>/dev/null; }
         [ -n "$__ddl_k" ] && kill "$__ddl_k" 2>/dev/null && wait "$__ddl_k"
         [ -n "$__ddl_f" ] && kill "$__ddl_f" 2>/dev/null
-        [ -n "$__ddl_c" ] && kill "$__ddl_c" 2>/dev/null
+        [ -n "$__ddl_c" ] && __ddl_tk "$__ddl_c"
         if [ -n "$__ddl_ss" ] && kill -s 0 -- "$__ddl_t" 2>/dev/null; then
           kill -s TERM -- "$__ddl_t" 2>/dev/null
           for __ddl_x in 1 2 3 4 5 6 7 8 9 10; do
