@@ -32,6 +32,22 @@ expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backe
 for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"; done
 shells_are 2 1 "two ranks per host"
 
+# slots = "gpus" (a test double of nvidia-smi with 2 GPUs on every host):
+# the GPU probe is one more request to the same shim.
+mkdir -p "$NETNS_DIR/bin"
+printf '#!/bin/sh\necho "GPU 0: Test Double (UUID: GPU-0)"\necho "GPU 1: Test Double (UUID: GPU-1)"\n' \
+  >"$NETNS_DIR/bin/nvidia-smi"
+chmod +x "$NETNS_DIR/bin/nvidia-smi"
+cp "$NETNS_DIR/ssh.toml" "$t/gpus.toml"
+cat >>"$t/gpus.toml" <<TOML
+[hosts]
+list = ["${NETNS_ADDRS[0]}", "${NETNS_ADDRS[1]}", "${NETNS_ADDRS[2]}"]
+slots = "gpus"
+TOML
+expect_exit 0 ddl_ssh run "$t/gpus.toml" --backend ssh -- sh -c 'echo "rank=$DDL_RANK gpus=$CUDA_VISIBLE_DEVICES"'
+for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r gpus=$((r % 2))"; done
+shells_are 2 1 "slots = gpus, two ranks per host"
+
 # A restart: the connections are kept, one shell per rank per attempt.
 job=$t/restart.toml
 cp "$NETNS_DIR/ssh.toml" "$job"
