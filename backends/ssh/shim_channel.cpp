@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "backends/ssh/shim_channel.hpp"
 
-#include <chrono>
-
 #include <fmt/core.h>
 
 #include "src/util/signal_names.hpp"
-#include "src/util/signals.hpp"
 
 namespace ddl {
 
