@@ -169,7 +169,8 @@ std::optional<Result<int>> SshBackend::master_port(const Host& host, int first, 
   if (ports_in_use_ && ports_host_ == host.name) {
     return master_port_among(*ports_in_use_, host, first, count);
   }
-  return ssh_master_port(options_, host, first, count);
+  // Over the host's kept connection and shim, which then starts its first rank.
+  return ssh_master_port(options_, host, first, count, &kept_[host.name]);
 }
 
 std::vector<HostInterface> SshBackend::find_interfaces(const Inventory& hosts, const std::string& target) {

@@ -31,7 +31,7 @@ public:
   // check()'s connection per host: an unreachable host fails.
   std::vector<std::string> preflight(const Inventory& hosts) override;
   // The ports in use there (/proc/net/tcp, tcp6): as find_interfaces read
-  // them on rank 0's host, else over a session of its own.
+  // them on rank 0's host, else asked of its kept shim (one is started).
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
   std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
   // Over find_interfaces' connections where there are some (kept for the launch).

@@ -137,8 +137,7 @@ HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& 
 }
 
 // nullopt when the host cannot be reached or has no /proc/net/tcp.
-std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& host) {
-  SshConnection connection;
+std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& host, SshConnection& connection) {
   auto answer = ask_shim(ssh, host, connection, k_ports_script);
   if (!answer) {
     return std::nullopt;
@@ -148,8 +147,10 @@ std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& hos
 
 } // namespace
 
-std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count) {
-  auto used = ports_in_use(ssh, host);
+std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count,
+                                           SshConnection* kept) {
+  SshConnection own;
+  auto used = ports_in_use(ssh, host, kept != nullptr ? *kept : own);
   if (!used) {
     return std::nullopt;
   }

@@ -57,8 +57,9 @@ Inventory ssh_resolve_addresses(const SshSection& ssh, Inventory hosts);
 // (net::pick_unused_ports). A port in use is an error (ExitCode::launch)
 // naming the host. nullopt when the host cannot be reached (the launch's
 // own preflight then reports it with every other host) or has no
-// /proc/net/tcp.
-std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count);
+// /proc/net/tcp. With `kept`, over that connection and shim (ask_shim).
+std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count,
+                                           SshConnection* kept = nullptr);
 // The master port given the ports in use on `host`: `first` checked, or
 // (`first` 0) `count` free consecutive ones picked.
 Result<int> master_port_among(const std::set<int>& used, const Host& host, int first, int count);

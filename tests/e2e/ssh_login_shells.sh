@@ -32,6 +32,14 @@ expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backe
 for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"; done
 shells_are 2 1 "two ranks per host"
 
+# Every interface variable set: no route probe; the master port's probe of
+# rank 0's host is a request to the shim of its first rank.
+expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 1)" --backend ssh \
+  -x GLOO_SOCKET_IFNAME=eth0 -x NCCL_SOCKET_IFNAME=eth0 -x HOROVOD_GLOO_IFACE=eth0 -- \
+  sh -c 'echo "rank=$DDL_RANK port=$MASTER_PORT"'
+expect_contains "$t/out" "[0] rank=0 port="
+shells_are 1 1 "interfaces given, one rank per host"
+
 # slots = "gpus" (a test double of nvidia-smi with 2 GPUs on every host):
 # the GPU probe is one more request to the same shim.
 mkdir -p "$NETNS_DIR/bin"
