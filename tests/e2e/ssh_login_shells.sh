@@ -32,6 +32,13 @@ expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backe
 for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"; done
 shells_are 2 1 "two ranks per host"
 
+# --bind core: the CPU topology probe is one more request to the same shim.
+expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh --bind core -- \
+  sh -c 'echo "rank=$DDL_RANK host=$(hostname)"'
+for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"; done
+expect_not_contains "$t/err" "cannot read the CPU topology"
+shells_are 2 1 "--bind core, two ranks per host"
+
 # Every interface variable set: no route probe; the master port's probe of
 # rank 0's host is a request to the shim of its first rank.
 expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 1)" --backend ssh \
