@@ -17,14 +17,19 @@ namespace ddl {
 namespace {
 
 // The program every remote rank runs under (`sh -c SHIM`). It holds no single
-// quote, so that it can be single-quoted for any login shell. Reads a
+// quote, so that it can be single-quoted for any login shell. First answers
+// any probe requests (shim_probe_request: its protocol version checked, the
+// script's output sent back as marker lines on stderr), then reads a
 // length-prefixed payload (shim_payload) from stdin, then starts the command
 // in a new session and watches stdin: control lines signal the group, EOF or
 // "stop" ends it (TERM, grace, KILL), and so does the launcher's silence: with
 // a heartbeat period, a ticker counts periods, a "beat" line resets the count,
 // and __ddl_hbn periods without one end the group as EOF would (a host cut
 // off from the launcher never sees EOF). Background helpers close fds 3-5
-// (the channel), so that a sleeping one never holds it open. Exits with the command's status, or dies
+// (the channel), so that a sleeping one never holds it open. The ticker runs
+// in a session of its own where setsid exists, so that TERM to its group
+// ends its sleep at once: a trap in a subshell can miss a TERM that lands
+// before its `wait`, and the rank's end then waited out a whole period. Exits with the command's status, or dies
 // by the same signal, with core dumps off, so that sshd reports exit-signal.
 // dash ignores SIGINT in background jobs for good, so the command runs in the
 // foreground of a pipeline whose other side is the watcher.
@@ -33,7 +38,20 @@ for __ddl_x in /usr/bin /bin /usr/sbin /sbin; do
   if [ -x "$__ddl_x/setsid" ]; then __ddl_ss=$__ddl_x/setsid; break; fi
 done
 if [ -z "$__ddl_ss" ] && command -v setsid >/dev/null 2>&1; then __ddl_ss=setsid; fi
-read -r __ddl_n || exit 125
+while read -r __ddl_n || exit 125; do
+  case $__ddl_n in "probe "*) ;; *) break ;; esac
+  set -- $__ddl_n
+  [ "$2" = "$__ddl_pv" ] || { echo "ddl-shim: protocol $__ddl_pv" >&2; exit 125; }
+  case $3 in *[!0-9]*|"") exit 125 ;; esac
+  __ddl_pl=$(dd bs=1 count="$3" 2>/dev/null) || exit 125
+  { ( eval "$__ddl_pl" ) </dev/null 2>&1; printf "\nddl-shim-status %s\n" "$?"; } |
+    while IFS= read -r __ddl_l; do
+      case $__ddl_l in
+        "ddl-shim-status "*) echo "ddl-shim: answered ${__ddl_l#ddl-shim-status }" ;;
+        *) printf "ddl-shim: a %s\n" "$__ddl_l" ;;
+      esac
+    done >&2
+done
 case $__ddl_n in
   "check "*)
     __ddl_n=${__ddl_n#check }
@@ -55,11 +73,16 @@ __ddl_nap() {
   sleep 1 & wait $!
 }
 __ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
+__ddl_tk() { kill -s TERM -- "-$1" 2>/dev/null || kill -s TERM "$1" 2>/dev/null; }
 {
   { while read -r __ddl_l <&3; do echo "ctl $__ddl_l"; done; echo eof; } 2>/dev/null &
   echo "fwd $!"
   if [ "${__ddl_hb:-0}" != 0 ]; then
-    { trap __ddl_end TERM; while __ddl_nap "$__ddl_hb"; do echo tick; done; } </dev/null 2>/dev/null 3<&- 4>&- 5>&- &
+    if [ -n "$__ddl_ss" ]; then
+      $__ddl_ss sh -c "while sleep $__ddl_hb 2>/dev/null || sleep 1; do echo tick; done" </dev/null 2>/dev/null 3<&- 4>&- 5>&- &
+    else
+      { trap __ddl_end TERM; while __ddl_nap "$__ddl_hb"; do echo tick; done; } </dev/null 2>/dev/null 3<&- 4>&- 5>&- &
+    fi
     __ddl_c=$!
     echo "tck $__ddl_c"
   fi
@@ -73,7 +96,7 @@ __ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
     exec $__ddl_ss "$@"
   )
   echo "exit $?"
-  [ -n "$__ddl_c" ] && kill "$__ddl_c" 2>/dev/null && wait "$__ddl_c"
+  [ -n "$__ddl_c" ] && __ddl_tk "$__ddl_c" && wait "$__ddl_c"
 } 2>/dev/null | {
   __ddl_t= __ddl_q= __ddl_f= __ddl_k= __ddl_c= __ddl_d= __ddl_m=0
   __ddl_sig() {
@@ -112,7 +135,7 @@ __ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
         [ -n "$__ddl_d" ] && { kill -s KILL -- "-$__ddl_d" 2>/dev/null || kill -s KILL "$__ddl_d" 2>/dev/null; }
         [ -n "$__ddl_k" ] && kill "$__ddl_k" 2>/dev/null && wait "$__ddl_k"
         [ -n "$__ddl_f" ] && kill "$__ddl_f" 2>/dev/null
-        [ -n "$__ddl_c" ] && kill "$__ddl_c" 2>/dev/null
+        [ -n "$__ddl_c" ] && __ddl_tk "$__ddl_c"
         if [ -n "$__ddl_ss" ] && kill -s 0 -- "$__ddl_t" 2>/dev/null; then
           kill -s TERM -- "$__ddl_t" 2>/dev/null
           for __ddl_x in 1 2 3 4 5 6 7 8 9 10; do
@@ -172,7 +195,8 @@ constexpr int k_forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGKILL, SIGUSR1, SIGUSR
 // with the rank), then the shim.
 std::string_view shim_script() {
   static const std::string script =
-      fmt::format("__ddl_ds=$(cat <<\"__DDL_DUMP__\"\n{}\n__DDL_DUMP__\n)\n{}", stack_dump_script(), k_script);
+      fmt::format("__ddl_pv={}\n__ddl_ds=$(cat <<\"__DDL_DUMP__\"\n{}\n__DDL_DUMP__\n)\n{}", k_shim_protocol,
+                  stack_dump_script(), k_script);
   return script;
 }
 
@@ -185,6 +209,19 @@ Result<std::string> shim_check_payload(const std::string& workdir, const std::st
   std::string body = "__ddl_dir=" + shell_quote(workdir.empty() ? "." : workdir) + "\n__ddl_prog=" +
                      shell_quote(program) + "\n";
   return fmt::format("check {}\n{}", body.size(), body);
+}
+
+Result<std::string> shim_probe_request(std::string_view script, const std::vector<std::string>& args) {
+  std::string body = "set --";
+  for (const auto& arg : args) {
+    if (has_nul(arg)) {
+      return fail(ExitCode::usage, "a probe argument holds a NUL byte");
+    }
+    body += " " + shell_quote(arg);
+  }
+  body += "\n";
+  body += script;
+  return fmt::format("probe {} {}\n{}", k_shim_protocol, body.size(), body);
 }
 
 Result<std::string> shim_payload(const ShimJob& job) {
@@ -250,8 +287,7 @@ std::string ShimStderr::feed(std::string_view bytes) {
     std::string_view line = std::string_view(head_).substr(0, newline);
     if (line.starts_with(k_marker)) {
       std::string_view what = line.substr(k_marker.size());
-      if (what == "ready") {
-        ready_ = true;
+      if (take_probe_marker(what)) {
         head_.erase(0, newline + 1);
         continue;
       }
@@ -267,6 +303,28 @@ std::string ShimStderr::feed(std::string_view bytes) {
     passed.append(head_, 0, newline + 1);
     head_.erase(0, newline + 1);
   }
+}
+
+bool ShimStderr::take_probe_marker(std::string_view what) {
+  if (what == "ready") {
+    ready_ = true;
+  } else if (what.starts_with("a ")) {
+    answer_.append(what.substr(2));
+    answer_ += '\n';
+  } else if (what.starts_with("answered ")) {
+    answered_ = static_cast<int>(parse_int(what.substr(9)).value_or(-1));
+  } else if (what.starts_with("protocol ")) {
+    protocol_ = std::string(what.substr(9));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+ShimAnswer ShimStderr::take_answer() {
+  ShimAnswer answer{answered_.value_or(-1), std::exchange(answer_, {})};
+  answered_.reset();
+  return answer;
 }
 
 std::string ShimStderr::flush() {

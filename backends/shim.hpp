@@ -18,8 +18,16 @@
 //   5. it exits with the command's status; a command killed by signal N
 //      kills the shim with N too (core dumps off), so ssh reports an
 //      exit-signal; where only a status is seen, it is 128+N.
-// Shim exit codes of its own: 125 bad payload, 126 workdir missing,
-// 127 command not found.
+// Before the payload (or its check block), any number of probe requests
+// (shim_probe_request): "probe VERSION LENGTH\n" and a sh text. The shim
+// runs each in a subshell (stdin /dev/null) and answers on stderr with
+// "ddl-shim: a LINE" for each line of its output (stdout and stderr) and
+// "ddl-shim: answered STATUS" at its end; a VERSION other than its own
+// (k_shim_protocol) makes it say "ddl-shim: protocol ITS_OWN" and exit 125.
+// The launcher's probes of a host (route, interface, ports, topology, GPUs,
+// ddl version) and its first rank thus share one exec, one login shell.
+// Shim exit codes of its own: 125 bad payload or protocol, 126 workdir
+// missing, 127 command not found.
 
 #include <optional>
 #include <string>
@@ -30,6 +38,9 @@
 #include "src/job/job.hpp"
 
 namespace ddl {
+
+// The version of the shim's stdin protocol, sent with each probe request.
+inline constexpr int k_shim_protocol = 2;
 
 // The fixed sh program (no single quote in it).
 std::string_view shim_script();
@@ -61,6 +72,10 @@ inline constexpr std::string_view k_shim_beat_line = "beat\n";
 // error (ExitCode::usage).
 Result<std::string> shim_payload(const ShimJob& job);
 
+// A probe request: `script` run by sh with `args` as $1... (NUL-free, else
+// ExitCode::usage).
+Result<std::string> shim_probe_request(std::string_view script, const std::vector<std::string>& args);
+
 // Optional, before the payload: the bytes of a check block. The shim then
 // checks that `workdir` exists and `program` is found (exit 126 or 127
 // when not), writes "ddl-shim: ready\n" on stderr and waits for the
@@ -79,8 +94,14 @@ std::optional<std::string> shim_signal_line(int signo);
 // Ends the rank like EOF does, but keeps the channel for its exit status.
 inline constexpr std::string_view k_shim_stop_line = "stop\n";
 
-// Takes the "ddl-shim: ready" and "ddl-shim: pid N" lines off the front of
-// a rank's stderr.
+// A probe request's answer: its exit status and output.
+struct ShimAnswer {
+  int status = -1;
+  std::string out;
+};
+
+// Takes the marker lines ("ddl-shim: ready", a probe's answer, "ddl-shim:
+// pid N") off the front of a rank's stderr.
 class ShimStderr {
 public:
   // Returns the bytes to pass on (the marker line removed).
@@ -93,12 +114,21 @@ public:
   bool decided() const { return decided_; }
   // The shim passed its check block and waits for the payload.
   bool ready() const { return ready_; }
+  // The last probe request was answered; take_answer() takes it.
+  bool answered() const { return answered_.has_value(); }
+  ShimAnswer take_answer();
+  // The shim's protocol version, when it refused the launcher's.
+  const std::optional<std::string>& protocol() const { return protocol_; }
 
 private:
+  bool take_probe_marker(std::string_view what);
   std::string head_;
   std::optional<long> pid_;
   bool decided_ = false;
   bool ready_ = false;
+  std::string answer_;
+  std::optional<int> answered_;
+  std::optional<std::string> protocol_;
 };
 
 } // namespace ddl

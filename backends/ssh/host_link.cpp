@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 namespace ddl {
 
@@ -35,9 +36,9 @@ int drain_wake(socket_t fd, int, void*) {
 
 } // namespace
 
-HostLink::HostLink(std::string host_name, SshSessionPtr session, ReadyChannels ready)
+HostLink::HostLink(std::string host_name, SshSessionPtr session, ReadyChannels ready, Reconnect reconnect)
     : host_name_(std::move(host_name)), session_(std::move(session)), ready_(std::move(ready)),
-      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), reconnect_(std::move(reconnect)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -74,6 +75,7 @@ void HostLink::start(int rank, std::string payload, RankEvents& events) {
         return;
       }
     }
+    reconnect_once();
     auto entry = std::make_unique<RankChannel>(rank, events, std::make_unique<ShimChannel>(session_.get()));
     if (lost_) {
       entry->channel->finish(fmt::format("{}: the connection is lost", host_name_));
@@ -110,6 +112,15 @@ void HostLink::close() {
   thread_.join();
 }
 
+SshSessionPtr HostLink::release() {
+  if (!thread_.joinable()) {
+    return nullptr;
+  }
+  keep_session_ = true;
+  close();
+  return lost_ ? nullptr : std::move(session_);
+}
+
 void HostLink::drain_tasks() {
   std::deque<Task> tasks;
   {
@@ -142,6 +153,26 @@ void HostLink::lose_connection() {
   channels_.clear();
 }
 
+// A restart's rank on a lost connection: one new connection, in place of
+// the old one, for this and the following ranks.
+void HostLink::reconnect_once() {
+  if (!lost_ || reconnected_ || !reconnect_) {
+    return;
+  }
+  reconnected_ = true;
+  spdlog::info("{}: the connection was lost; connecting again", host_name_);
+  auto session = reconnect_();
+  if (!session) {
+    spdlog::warn("{}: cannot connect again: {}", host_name_, session.error().message);
+    return;
+  }
+  ready_.clear();  // channels of the old session
+  ssh_event_remove_session(event_, session_.get());
+  session_ = std::move(*session);
+  ssh_event_add_session(event_, session_.get());
+  lost_ = false;
+}
+
 // Every started rank's shim gets a beat line each period; a shim that hears
 // none for k_shim_heartbeat_misses periods (this host cut off) ends its rank.
 void HostLink::send_heartbeats() {
@@ -156,7 +187,8 @@ void HostLink::send_heartbeats() {
 }
 
 void HostLink::run() {
-  ssh_event event = ssh_event_new();
+  event_ = ssh_event_new();
+  ssh_event event = event_;
   ssh_event_add_session(event, session_.get());
   ssh_event_add_fd(event, wake_fd_, POLLIN, &drain_wake, nullptr);
   while (true) {
@@ -173,8 +205,7 @@ void HostLink::run() {
     }
     ssh_event_dopoll(event, channels_.empty() ? 1000 : 200);
     send_heartbeats();
-    if ((ssh_get_status(session_.get()) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0 ||
-        ssh_is_connected(session_.get()) == 0) {
+    if (ssh_session_closed(session_.get())) {
       reap_closed();
       lose_connection();
     }
@@ -189,7 +220,10 @@ void HostLink::run() {
   ssh_event_remove_fd(event, wake_fd_);
   ssh_event_remove_session(event, session_.get());
   ssh_event_free(event);
-  session_.reset();
+  event_ = nullptr;
+  if (!keep_session_ || lost_) {
+    session_.reset();
+  }
 }
 
 } // namespace ddl

@@ -25,7 +25,12 @@ class HostLink {
 public:
   // Channels opened and checked in advance, by rank.
   using ReadyChannels = std::map<int, std::unique_ptr<ShimChannel>>;
-  HostLink(std::string host_name, SshSessionPtr session, ReadyChannels ready = {});
+  // Makes a new connection to the host (on the link's thread).
+  using Reconnect = std::function<Result<SshSessionPtr>()>;
+  // With `reconnect`, a rank started after the connection was lost (a
+  // restart) gets one new connection; when that fails too, or was made
+  // before, the host is lost for good.
+  HostLink(std::string host_name, SshSessionPtr session, ReadyChannels ready = {}, Reconnect reconnect = {});
   ~HostLink();
   HostLink(const HostLink&) = delete;
   HostLink& operator=(const HostLink&) = delete;
@@ -37,6 +42,10 @@ public:
   // KILLs what still runs, closes the channels and the connection, and
   // joins the thread (bounded).
   void close();
+  // As close(), but the connection is kept and returned for a later launch
+  // on the host (null when it was lost).
+  SshSessionPtr release();
+  const std::string& host_name() const { return host_name_; }
 
 private:
   struct RankChannel;
@@ -47,6 +56,7 @@ private:
   void reap_closed();
   void lose_connection();
   void send_heartbeats();
+  void reconnect_once();
 
   std::string host_name_;
   SshSessionPtr session_;
@@ -56,6 +66,10 @@ private:
   std::deque<Task> tasks_;
   bool closing_ = false;
   bool lost_ = false;
+  bool keep_session_ = false;  // release(): the thread leaves session_ open
+  Reconnect reconnect_;
+  bool reconnected_ = false;
+  ssh_event event_ = nullptr;  // thread-owned: polls session_ and wake_fd_
   std::map<int, std::unique_ptr<RankChannel>> channels_;  // thread-owned
   std::chrono::steady_clock::time_point next_beat_{};     // thread-owned
   std::thread thread_;

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "backends/ssh/shim_channel.hpp"
 
-#include <chrono>
-
 #include <fmt/core.h>
 
 #include "src/util/signal_names.hpp"
-#include "src/util/signals.hpp"
 
 namespace ddl {
 
@@ -61,6 +58,10 @@ Result<void> ShimChannel::start(const std::string& payload) {
     return fail(ExitCode::launch, fmt::format("cannot send the rank's setup: {}", ssh_get_error(session_)));
   }
   return {};
+}
+
+Result<void> ShimChannel::ask(const std::string& request) {
+  return channel_ == nullptr ? start(request) : send_payload(request);
 }
 
 void ShimChannel::send(std::string_view line) {
@@ -144,63 +145,6 @@ void ShimChannel::finish(const std::optional<std::string>& lost) {
     how.ran = stderr_filter_.pid().has_value();
   }
   sink_->exited(how);
-}
-
-namespace {
-
-class CaptureSink final : public ShimChannel::Sink {
-public:
-  void started(long) override {}
-  void output(Stream stream, std::string_view bytes) override {
-    (stream == Stream::out ? capture.out : capture.err).append(bytes);
-  }
-  void exited(const RankExit& how) override { capture.exit = how; }
-  ShimCapture capture;
-};
-
-} // namespace
-
-Result<ShimCapture> run_shim_once(ssh_session session, const ShimJob& job, Millis timeout) {
-  auto payload = shim_payload(job);
-  if (!payload) {
-    return fail(payload.error());
-  }
-  CaptureSink sink;
-  ShimChannel channel(session, &sink);
-  if (auto started = channel.start(*payload); !started) {
-    return fail(started.error());
-  }
-  ssh_event event = ssh_event_new();
-  ssh_event_add_session(event, session);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool timed_out = false;
-  bool stopped = false;
-  while (!channel.closed()) {
-    if (stop::requested()) {
-      stopped = true;
-      channel.send(*shim_signal_line(9));
-      break;
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      timed_out = true;
-      channel.send(*shim_signal_line(9));
-      break;
-    }
-    ssh_event_dopoll(event, stop::wait_ms(100));
-    if ((ssh_get_status(session) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0) {
-      break;
-    }
-  }
-  ssh_event_remove_session(event, session);
-  ssh_event_free(event);
-  if (stopped) {
-    return fail(stop::error("probing the host"));
-  }
-  if (timed_out) {
-    return fail(ExitCode::launch, fmt::format("no answer within {:g}s", static_cast<double>(timeout.count()) / 1000.0));
-  }
-  channel.finish(fmt::format("connection lost: {}", ssh_get_error(session)));
-  return sink.capture;
 }
 
 } // namespace ddl

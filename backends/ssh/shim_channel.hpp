@@ -42,6 +42,12 @@ public:
   // sink and send_payload().
   Result<void> start(const std::string& payload);
   bool ready() const { return stderr_filter_.ready(); }
+  // A probe request (shim_probe_request): starts the shim on the first,
+  // else writes it to the waiting shim. Then wait for answered().
+  Result<void> ask(const std::string& request);
+  bool answered() const { return stderr_filter_.answered(); }
+  ShimAnswer take_answer() { return stderr_filter_.take_answer(); }
+  const std::optional<std::string>& refused_protocol() const { return stderr_filter_.protocol(); }
   void attach(Sink& sink);
   Result<void> send_payload(const std::string& payload);
   // The exit status, once closed (for checks).
@@ -79,14 +85,5 @@ private:
   std::optional<int> exit_status_;
   int exit_signal_ = 0;
 };
-
-// Runs one short command under the shim and captures it (for preflight
-// checks and probes). Bounded by `timeout`; ExitCode::launch on failure.
-struct ShimCapture {
-  RankExit exit;
-  std::string out;
-  std::string err;
-};
-Result<ShimCapture> run_shim_once(ssh_session session, const ShimJob& job, Millis timeout);
 
 } // namespace ddl

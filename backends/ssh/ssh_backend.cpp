@@ -26,7 +26,10 @@ namespace {
 // then wait for their payload, so that start() is a single write.
 // `check_answered` tells a failed check (the shim's exit status) from a channel
 // that failed or never answered.
+// The first rank's channel is `probed`, the shim that answered the probes,
+// when there is one.
 Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const std::vector<int>& ranks,
+                                                      std::unique_ptr<ShimChannel> probed,
                                                       const std::string& workdir, const std::string& program,
                                                       Millis timeout, bool& check_answered) {
   check_answered = false;
@@ -36,6 +39,13 @@ Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const
   }
   HostLink::ReadyChannels channels;
   for (int rank : ranks) {
+    if (probed && !probed->closed()) {
+      if (auto sent = probed->send_payload(*check); !sent) {
+        return fail(sent.error());
+      }
+      channels[rank] = std::move(probed);
+      continue;
+    }
     auto channel = std::make_unique<ShimChannel>(session);
     if (auto started = channel->start(*check); !started) {
       return fail(started.error());
@@ -54,7 +64,7 @@ Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const
   ssh_event_add_session(event, session);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!all_settled() && std::chrono::steady_clock::now() < deadline && !stop::requested() &&
-         (ssh_get_status(session) & (SSH_CLOSED | SSH_CLOSED_ERROR)) == 0) {
+         !ssh_session_closed(session)) {
     ssh_event_dopoll(event, stop::wait_ms(100));
   }
   ssh_event_remove_session(event, session);
@@ -104,20 +114,48 @@ const RankLaunch& first_launch_of(std::span<const RankLaunch> launches, const st
 
 SshBackend::SshBackend(const SshSection& options) : options_(options) {}
 
-SshBackend::~SshBackend() { shutdown(); }
+SshBackend::~SshBackend() {
+  shutdown();
+  kept_.clear();
+}
 
 Inventory SshBackend::resolve_addresses(Inventory hosts) {
   return ssh_resolve_addresses(options_, std::move(hosts));
 }
 
-Result<Inventory> SshBackend::probe_gpus(Inventory hosts) { return ssh_probe_gpu_slots(options_, std::move(hosts)); }
+Result<Inventory> SshBackend::probe_gpus(Inventory hosts) {
+  auto connections = take_kept(hosts);
+  auto probed = ssh_probe_gpu_slots(options_, hosts, &connections);
+  keep(hosts, connections);
+  return probed;
+}
 
 std::vector<HostCheck> SshBackend::check(const Inventory& hosts) {
   return ssh_check_hosts(options_, ddl_path(), hosts);
 }
 
+std::vector<SshConnection> SshBackend::take_kept(const Inventory& hosts) {
+  std::vector<SshConnection> connections(hosts.size());
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    if (auto kept = kept_.find(hosts[i].name); kept != kept_.end()) {
+      connections[i] = std::move(kept->second);
+      kept_.erase(kept);
+    }
+  }
+  return connections;
+}
+
+void SshBackend::keep(const Inventory& hosts, std::vector<SshConnection>& connections) {
+  for (std::size_t i = 0; i < hosts.size() && i < connections.size(); ++i) {
+    kept_[hosts[i].name] = std::move(connections[i]);
+  }
+}
+
+// The connections and their shims stay for find_interfaces and the launch.
 std::vector<std::string> SshBackend::preflight(const Inventory& hosts) {
-  auto checks = check(hosts);
+  auto connections = take_kept(hosts);
+  auto checks = ssh_check_hosts(options_, ddl_path(), hosts, &connections);
+  keep(hosts, connections);
   std::vector<std::string> problems(hosts.size());
   for (std::size_t i = 0; i < hosts.size() && i < checks.size(); ++i) {
     if (!checks[i].reachable) {
@@ -131,11 +169,12 @@ std::optional<Result<int>> SshBackend::master_port(const Host& host, int first, 
   if (ports_in_use_ && ports_host_ == host.name) {
     return master_port_among(*ports_in_use_, host, first, count);
   }
-  return ssh_master_port(options_, host, first, count);
+  // Over the host's kept connection and shim, which then starts its first rank.
+  return ssh_master_port(options_, host, first, count, &kept_[host.name]);
 }
 
 std::vector<HostInterface> SshBackend::find_interfaces(const Inventory& hosts, const std::string& target) {
-  std::vector<SshConnection> connections(hosts.size());
+  auto connections = take_kept(hosts);
   auto rank0 = std::ranges::find_if(hosts, [&](const Host& host) { return host.address == target; });
   std::optional<std::size_t> ports_on;
   ports_in_use_.reset();
@@ -145,24 +184,14 @@ std::vector<HostInterface> SshBackend::find_interfaces(const Inventory& hosts, c
     ports_host_ = rank0->name;
   }
   auto found = ssh_find_interfaces(options_, hosts, target, connections, ports_on, &ports_in_use_);
-  probed_.clear();
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    probed_[hosts[i].name] = std::move(connections[i]);
-  }
+  keep(hosts, connections);
   return found;
 }
 
 std::vector<HostTopology> SshBackend::read_topology(const Inventory& hosts) {
-  std::vector<SshConnection> connections(hosts.size());
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    if (auto kept = probed_.find(hosts[i].name); kept != probed_.end()) {
-      connections[i] = std::move(kept->second);
-    }
-  }
+  auto connections = take_kept(hosts);
   auto found = ssh_read_topology(options_, hosts, connections);
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    probed_[hosts[i].name] = std::move(connections[i]);
-  }
+  keep(hosts, connections);
   return found;
 }
 
@@ -188,15 +217,19 @@ std::vector<std::size_t> SshBackend::preflight_units(const Plan& plan) {
     int connections = std::max(1, (ranks_on_host[h] + k_ranks_per_connection - 1) / k_ranks_per_connection);
     for (int c = 0; c < connections; ++c) {
       pending_.hosts.push_back(h);
-      // The first connection to each host may be the one find_interfaces made.
-      auto found = c == 0 ? probed_.find(plan.hosts[h].name) : probed_.end();
+      // The first connection to each host may be the one its probes made.
+      auto found = c == 0 ? kept_.find(plan.hosts[h].name) : kept_.end();
       pending_.probed.emplace_back();
-      if (found != probed_.end()) {
+      if (found != kept_.end()) {
         pending_.probed.back() = std::move(found->second);
+        kept_.erase(found);
       }
     }
   }
-  probed_.clear();
+  // A host left out of the plan keeps its connection, not its shim.
+  for (auto& [name, unused] : kept_) {
+    unused.shim.reset();
+  }
   pending_.ranks.resize(pending_.hosts.size());
   rank_link_.assign(plan.ranks.size(), 0);
   for (const auto& slot : plan.ranks) {
@@ -212,44 +245,54 @@ std::vector<std::size_t> SshBackend::preflight_units(const Plan& plan) {
   return pending_.hosts;
 }
 
-// The unit's connection: find_interfaces' one to its host, else a new one.
-Result<SshSessionPtr> SshBackend::open_unit(std::size_t unit, const Plan& plan) {
+// The unit's connection: its host's probes' one (with their shim), else a
+// new one.
+Result<SshConnection> SshBackend::open_unit(std::size_t unit, const Plan& plan) {
   std::optional<SshConnection>& probed = pending_.probed[unit];
-  if (!probed) {
-    return ssh_open(options_, plan.hosts[pending_.hosts[unit]]);
+  // A kept connection that died since is reconnected once.
+  if (probed && probed->session && !ssh_session_closed(probed->session.get())) {
+    return std::move(*probed);
   }
-  if (!probed->session) {
+  if (probed && !probed->session && !probed->error.empty()) {
     return fail(ExitCode::launch, probed->error);
   }
-  return std::move(probed->session);
+  auto session = ssh_open(options_, plan.hosts[pending_.hosts[unit]]);
+  if (!session) {
+    return fail(session.error());
+  }
+  SshConnection opened;
+  opened.session = std::move(*session);
+  return opened;
 }
 
-// Connects (or takes find_interfaces' connection) and opens the checked
+// Connects (or takes the probes' connection and shim) and opens the checked
 // channels of the connection's ranks.
 Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std::span<const RankLaunch> launches) {
-  auto session = open_unit(unit, plan);
-  if (!session) {
+  auto connection = open_unit(unit, plan);
+  if (!connection) {
     pending_.unreached[unit] = 1;
-    return fail(session.error());
+    return fail(connection.error());
   }
   const RankLaunch& first = first_launch_of(launches, pending_.ranks[unit]);
   std::string program = first.argv.empty() ? std::string("sh") : first.argv.front();
   bool answered = false;
-  auto channels = open_checked_channels(session->get(), pending_.ranks[unit], first.workdir, program,
-                                        remote_answer_timeout(options_), answered);
+  auto channels = open_checked_channels(connection->session.get(), pending_.ranks[unit], std::move(connection->shim),
+                                        first.workdir, program, remote_answer_timeout(options_), answered);
   if (!channels) {
     pending_.unreached[unit] = (answered || stop::is_stop_error(channels.error())) ? 0 : 1;
     return fail(channels.error());
   }
   pending_.ready[unit] = std::move(*channels);
-  pending_.sessions[unit] = std::move(*session);
+  pending_.sessions[unit] = std::move(connection->session);
   return {};
 }
 
 std::string SshBackend::preflight_passed(const Plan& plan) {
   for (std::size_t i = 0; i < pending_.hosts.size(); ++i) {
-    links_.push_back(std::make_unique<HostLink>(plan.hosts[pending_.hosts[i]].name, std::move(pending_.sessions[i]),
-                                                std::move(pending_.ready[i])));
+    const Host& host = plan.hosts[pending_.hosts[i]];
+    auto reconnect = [options = options_, host] { return ssh_open(options, host); };
+    links_.push_back(std::make_unique<HostLink>(host.name, std::move(pending_.sessions[i]),
+                                                std::move(pending_.ready[i]), reconnect));
   }
   pending_ = {};
   return fmt::format("ssh: {} connection{} to {} host{} ready", links_.size(), links_.size() == 1 ? "" : "s",
@@ -306,11 +349,18 @@ void SshBackend::drop_pending() {
   pending_ = {};
 }
 
+// The connections of the ranks' hosts are kept (without shims) for the
+// next launch on them: a restart or a re-plan reconnects only the hosts
+// whose connection was lost.
 void SshBackend::shutdown() {
   drop_pending();
-  probed_.clear();
+  for (auto& [name, connection] : kept_) {
+    connection.shim.reset();
+  }
   for (auto& link : links_) {
-    link->close();
+    if (SshSessionPtr session = link->release(); session && !kept_.contains(link->host_name())) {
+      kept_[link->host_name()].session = std::move(session);
+    }
   }
   links_.clear();
 }

@@ -31,7 +31,7 @@ public:
   // check()'s connection per host: an unreachable host fails.
   std::vector<std::string> preflight(const Inventory& hosts) override;
   // The ports in use there (/proc/net/tcp, tcp6): as find_interfaces read
-  // them on rank 0's host, else over a session of its own.
+  // them on rank 0's host, else asked of its kept shim (one is started).
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
   std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
   // Over find_interfaces' connections where there are some (kept for the launch).
@@ -65,15 +65,19 @@ private:
     std::vector<HostLink::ReadyChannels> ready;
     std::vector<char> unreached;  // its connect or channels failed (not a check)
   };
-  Result<SshSessionPtr> open_unit(std::size_t unit, const Plan& plan);
+  Result<SshConnection> open_unit(std::size_t unit, const Plan& plan);
   void drop_pending();
+  // kept_'s connections of `hosts` (moved out; empty where none), and back.
+  std::vector<SshConnection> take_kept(const Inventory& hosts);
+  void keep(const Inventory& hosts, std::vector<SshConnection>& connections);
 
   SshSection options_;
   std::vector<std::unique_ptr<HostLink>> links_;
   std::vector<std::size_t> rank_link_;  // rank -> index into links_
   Pending pending_;
-  // find_interfaces' connection per host name, for prepare's first one there.
-  std::unordered_map<std::string, SshConnection> probed_;
+  // Per host name, the connection (and waiting shim) of its probes, for the
+  // first rank there, or of an earlier launch, for the next one.
+  std::unordered_map<std::string, SshConnection> kept_;
   // The ports in use on rank 0's host, read by find_interfaces' shell
   // there, for master_port (called after it) to use.
   std::string ports_host_;

@@ -340,4 +340,8 @@ Millis remote_answer_timeout(const SshSection& options) {
   return std::max(options.connect_timeout, Millis{30'000});
 }
 
+bool ssh_session_closed(ssh_session session) {
+  return (ssh_get_status(session) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0 || ssh_is_connected(session) == 0;
+}
+
 } // namespace ddl

@@ -40,6 +40,9 @@ std::string ssh_config_hostname(const SshSection& options, const std::string& na
 // connect_timeout, but at least 30s, as a loaded host starts it slowly.
 Millis remote_answer_timeout(const SshSection& options);
 
+// The connection is closed or broken (as far as libssh knows yet).
+bool ssh_session_closed(ssh_session session);
+
 // "SHA256:..." of the server's host key, or "" when unavailable.
 std::string host_key_fingerprint(ssh_session session);
 

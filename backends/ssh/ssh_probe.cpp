@@ -7,7 +7,7 @@
 #include <fmt/core.h>
 
 #include "src/util/parallel.hpp"
-#include "backends/ssh/shim_channel.hpp"
+#include "backends/ssh/shim_probe.hpp"
 #include "backends/ssh/ssh_config_scan.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "src/util/net.hpp"
@@ -81,32 +81,21 @@ constexpr std::string_view k_ports_marker = "ddl-ports:\n";
 
 HostInterface route_one(const SshSection& ssh, const Host& host, const std::string& target, SshConnection& kept,
                         std::optional<std::set<int>>* ports) {
-  if (!kept.session) {
-    auto session = ssh_open(ssh, host);
-    if (!session) {
-      kept.error = session.error().message;
-      HostInterface none = interface_unknown(session.error().message);
-      none.unreachable = true;
-      return none;
-    }
-    kept.session = std::move(*session);
-  }
-  ShimJob probe;
   std::string script = k_route_script;
   if (ports != nullptr) {
     // The route script's early exits end the shell: run it in a subshell.
     script = fmt::format("( {} )\nprintf '{}'\n{}", script, k_ports_marker, k_ports_script);
   }
-  probe.argv = {"sh", "-c", script, "ddl-route", target};
-  probe.grace = Millis{1000};
-  auto ran = run_shim_once(kept.session.get(), probe, remote_answer_timeout(ssh));
-  if (!ran) {
-    return interface_unknown(ran.error().message);
+  auto answer = ask_shim(ssh, host, kept, script, {target});
+  if (!answer) {
+    HostInterface none = interface_unknown(answer.error().message);
+    none.unreachable = !kept.session;
+    return none;
   }
-  if (ran->exit.code != 0) {
-    return interface_unknown(fmt::format("the route probe failed (exit {}): {}", ran->exit.code, trim(ran->err)));
+  if (answer->status != 0) {
+    return interface_unknown(fmt::format("the route probe failed (exit {}): {}", answer->status, trim(answer->out)));
   }
-  std::string_view out = ran->out;
+  std::string_view out = answer->out;
   if (std::size_t at = out.find(k_ports_marker); ports != nullptr && at != std::string_view::npos) {
     *ports = listed_ports(out.substr(at + k_ports_marker.size()));
     out = out.substr(0, at);
@@ -114,28 +103,20 @@ HostInterface route_one(const SshSection& ssh, const Host& host, const std::stri
   return parse_route_probe(std::string(out), target);
 }
 
-HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& remote_ddl) {
+HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& remote_ddl, SshConnection& kept) {
   HostCheck check;
   if (stop::requested()) {
     check.error = stop::error("connecting").message;
     return check;
   }
-  auto session = ssh_open(ssh, host);
-  if (!session) {
-    check.error = session.error().message;
-    return check;
-  }
-  check.reachable = true;
-  ShimJob probe;
-  probe.argv = {"sh", "-c", k_probe_script, "ddl-probe", remote_ddl};
-  probe.grace = Millis{1000};
-  auto ran = run_shim_once(session->get(), probe, remote_answer_timeout(ssh));
-  if (!ran) {
-    check.error = ran.error().message;
+  auto answer = ask_shim(ssh, host, kept, k_probe_script, {remote_ddl});
+  check.reachable = kept.session != nullptr;
+  if (!answer) {
+    check.error = answer.error().message;
     return check;
   }
   bool missing = false;
-  for (const auto& raw : split(ran->out, '\n')) {
+  for (const auto& raw : split(answer->out, '\n')) {
     std::string_view line = trim(raw);
     if (line.starts_with("ddl_version=")) {
       check.ddl_version = std::string(trim(line.substr(12)));
@@ -147,8 +128,8 @@ HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& 
       }
     }
   }
-  if (ran->exit.code != 0) {
-    check.error = fmt::format("the probe failed (exit {}): {}", ran->exit.code, trim(ran->err));
+  if (answer->status != 0) {
+    check.error = fmt::format("the probe failed (exit {}): {}", answer->status, trim(answer->out));
   } else if (missing) {
     check.error = fmt::format("ddl not found at {}", remote_ddl);
   }
@@ -156,25 +137,20 @@ HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& 
 }
 
 // nullopt when the host cannot be reached or has no /proc/net/tcp.
-std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& host) {
-  auto session = ssh_open(ssh, host);
-  if (!session) {
+std::optional<std::set<int>> ports_in_use(const SshSection& ssh, const Host& host, SshConnection& connection) {
+  auto answer = ask_shim(ssh, host, connection, k_ports_script);
+  if (!answer) {
     return std::nullopt;
   }
-  ShimJob probe;
-  probe.argv = {"sh", "-c", k_ports_script};
-  probe.grace = Millis{1000};
-  auto ran = run_shim_once(session->get(), probe, remote_answer_timeout(ssh));
-  if (!ran) {
-    return std::nullopt;
-  }
-  return listed_ports(ran->out);
+  return listed_ports(answer->out);
 }
 
 } // namespace
 
-std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count) {
-  auto used = ports_in_use(ssh, host);
+std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count,
+                                           SshConnection* kept) {
+  SshConnection own;
+  auto used = ports_in_use(ssh, host, kept != nullptr ? *kept : own);
   if (!used) {
     return std::nullopt;
   }
@@ -216,20 +192,23 @@ std::vector<std::string> host_names(const Inventory& hosts) {
 } // namespace
 
 std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string& remote_ddl,
-                                       const Inventory& hosts) {
+                                       const Inventory& hosts, std::vector<SshConnection>* kept) {
+  std::vector<SshConnection> own;
+  std::vector<SshConnection>& connections = kept != nullptr ? *kept : own;
+  connections.resize(hosts.size());
   std::vector<HostCheck> checks(hosts.size());
   HostProgress progress("checked", host_names(hosts));
   for_each_parallel(hosts.size(), ssh.fanout, [&](std::size_t i) {
     progress.begin(i);
-    checks[i] = check_one(ssh, hosts[i], remote_ddl);
+    checks[i] = check_one(ssh, hosts[i], remote_ddl, connections[i]);
     const std::string why = checks[i].reachable || !checks[i].error.empty() ? checks[i].error : "not reachable";
     progress.end(i, why);
   });
   return checks;
 }
 
-Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts) {
-  auto checks = ssh_check_hosts(ssh, remote_ddl_path(ssh), hosts);
+Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts, std::vector<SshConnection>* kept) {
+  auto checks = ssh_check_hosts(ssh, remote_ddl_path(ssh), hosts, kept);
   if (stop::requested()) {
     return fail(stop::error("probing the GPUs of the hosts"));
   }

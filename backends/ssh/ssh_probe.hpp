@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/ssh/shim_probe.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "src/launch/backend.hpp"
 #include "src/util/error.hpp"
@@ -20,27 +21,24 @@ namespace ddl {
 // Connects to every host (at most [ssh] fanout at once, each bounded by
 // connect_timeout), verifies its key, authenticates, and runs a probe under
 // the shim: is `remote_ddl` there, its `--version`, the GPU count. One
-// entry per host, in order.
+// entry per host, in order. With `kept`, each host's connection and shim
+// (ask_shim) is taken from it where there is one and left in it.
 std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string& remote_ddl,
-                                       const Inventory& hosts);
+                                       const Inventory& hosts, std::vector<SshConnection>* kept = nullptr);
 
 // slots = "gpus": each host's slots and GPU list from its GPU count. Every
 // host that cannot be probed or has no GPU is reported at once
 // (ExitCode::launch).
-Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts);
-
-// One connection to a host: open, or why it could not be made.
-struct SshConnection {
-  SshSessionPtr session;
-  std::string error;
-};
+// `kept` as for ssh_check_hosts.
+Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts,
+                                      std::vector<SshConnection>* kept = nullptr);
 
 // Per host, the interface its own route to `target` leaves from (`ip -o
-// route get` and `ip -o addr` there, under the shim); hosts that cannot be
-// reached or asked say why. A session already in `connections[i]` (the
-// master port probe's) is asked instead of a new one; `connections` gets each
-// host's connection (or why there is none), for the launch to use instead of
-// a second one.
+// route get` and `ip -o addr` there, a request to the shim); hosts that
+// cannot be reached or asked say why. A connection already in
+// `connections[i]` is asked instead of a new one; `connections` keeps each
+// host's connection and its waiting shim (or why there is none), for the
+// launch to start the host's first rank on.
 // With `ports_on` (an index into hosts: rank 0's), the same shell there
 // also lists the ports in use (as ssh_master_port reads them) into `ports`:
 // one login shell fewer before the launch.
@@ -59,8 +57,9 @@ Inventory ssh_resolve_addresses(const SshSection& ssh, Inventory hosts);
 // (net::pick_unused_ports). A port in use is an error (ExitCode::launch)
 // naming the host. nullopt when the host cannot be reached (the launch's
 // own preflight then reports it with every other host) or has no
-// /proc/net/tcp.
-std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count);
+// /proc/net/tcp. With `kept`, over that connection and shim (ask_shim).
+std::optional<Result<int>> ssh_master_port(const SshSection& ssh, const Host& host, int first, int count,
+                                           SshConnection* kept = nullptr);
 // The master port given the ports in use on `host`: `first` checked, or
 // (`first` 0) `count` free consecutive ones picked.
 Result<int> master_port_among(const std::set<int>& used, const Host& host, int first, int count);

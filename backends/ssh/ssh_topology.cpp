@@ -4,7 +4,7 @@
 #include <fmt/core.h>
 
 #include "src/util/parallel.hpp"
-#include "backends/ssh/shim_channel.hpp"
+#include "backends/ssh/shim_probe.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -12,25 +12,14 @@ namespace ddl {
 namespace {
 
 HostTopology read_one(const SshSection& ssh, const Host& host, SshConnection& kept) {
-  if (!kept.session) {
-    auto session = ssh_open(ssh, host);
-    if (!session) {
-      kept.error = session.error().message;
-      return topology_unknown(session.error().message);
-    }
-    kept.session = std::move(*session);
+  auto answer = ask_shim(ssh, host, kept, topology_script());
+  if (!answer) {
+    return topology_unknown(answer.error().message);
   }
-  ShimJob probe;
-  probe.argv = {"sh", "-c", std::string(topology_script())};
-  probe.grace = Millis{1000};
-  auto ran = run_shim_once(kept.session.get(), probe, remote_answer_timeout(ssh));
-  if (!ran) {
-    return topology_unknown(ran.error().message);
+  if (answer->status != 0) {
+    return topology_unknown(fmt::format("the topology probe failed (exit {}): {}", answer->status, trim(answer->out)));
   }
-  if (ran->exit.code != 0) {
-    return topology_unknown(fmt::format("the topology probe failed (exit {}): {}", ran->exit.code, trim(ran->err)));
-  }
-  return parse_topology(ran->out);
+  return parse_topology(answer->out);
 }
 
 } // namespace

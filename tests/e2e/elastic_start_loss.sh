@@ -2,28 +2,37 @@
 # Issue 27, item 5: an elastic job (--np 2:3) on three ssh hosts where h3 is
 # lost after its preflight check and before its rank starts. The drop is
 # deterministic: h3's sshd runs every session through a ForceCommand hook
-# that lets the first one (the preflight's check) run and, on the next (the
-# start's connection), cuts h3's link and kills its sshd. With min_np the
-# start-phase failure is a lost host: it is left out and the job starts on
-# h1 and h2 (exit 0); without min_np it stays exit 3 "cannot start on".
+# that puts a wrapper of ip(8) first in PATH; the preflight's check runs,
+# and the route probe that follows it on the same shim (issue 32: one
+# login shell per host) runs the wrapper, which kills h3's sshd (its
+# listener, then the session: the connection closes) and cuts h3's link.
+# With min_np the start-phase failure is a lost host (reconnected once, in
+# vain): it is left out and the job starts on h1 and h2 (exit 0); without
+# min_np it stays exit 3 "cannot start on".
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 netns_up 3
 a=("${NETNS_ADDRS[@]}")
 hook=$t/drop_h3.sh
+mkdir "$t/h3bin"
 cat >"$hook" <<SH
 #!/bin/bash
-# The first session runs; each later one takes h3 off the network.
-n=\$(cat "$t/h3_sessions" 2>/dev/null || echo 0)
-echo \$((n + 1)) >"$t/h3_sessions"
-if ((n >= 1)); then
-  ip link set eth0 down
-  pkill -9 -f -- "$NETNS_DIR/h3_sshd"
-  exit 255
-fi
-exec /bin/sh -c "\$SSH_ORIGINAL_COMMAND"
+exec env PATH="$t/h3bin:\$PATH" /bin/sh -c "\$SSH_ORIGINAL_COMMAND"
 SH
-chmod +x "$hook"
+cat >"$t/h3bin/ip" <<SH
+#!/bin/bash
+# h3 drops off: no new connection, this one closed, the link down.
+echo dropped >>"$t/h3_sessions"
+pkill -9 -f -- "$NETNS_DIR/h3_sshd"
+p=\$PPID
+while [[ \$p -gt 1 ]]; do
+  [[ \$(cat /proc/\$p/comm) == sshd* ]] && kill -9 "\$p"
+  p=\$(awk '{print \$4}' /proc/\$p/stat)
+done
+/usr/sbin/ip link set eth0 down
+exit 1
+SH
+chmod +x "$hook" "$t/h3bin/ip"
 arm_hook() { rm -f "$t/h3_sessions"; netns_restart_sshd 2 "ForceCommand $hook"; }
 job=$t/job.toml
 cp "$NETNS_DIR/ssh.toml" "$job"

@@ -127,4 +127,6 @@ wait "$runner" 2>/dev/null || true
 for ((i = 0; i < 50; i++)); do [[ $(netns_count_all "$mark") == 0 ]] && break; sleep 0.1; done
 [[ $(netns_count_all "fake-$mark/py-spy") == 0 ]] || fail "a py-spy double is left on a host after kill -9 of ddl"
 [[ $(netns_count_all "$mark") == 0 ]] || fail "a rank is left on a host after kill -9 of ddl"
+# The shims end just after their ranks (a loaded host takes a moment).
+for ((i = 0; i < 50; i++)); do [[ $(netns_count_all __ddl_) == 0 ]] && break; sleep 0.1; done
 [[ $(netns_count_all __ddl_) == 0 ]] || fail "a shim is left on a host"

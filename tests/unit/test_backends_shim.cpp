@@ -14,6 +14,8 @@
 #include <thread>
 #include <unistd.h>
 
+#include <fmt/core.h>
+
 #include "backends/shim.hpp"
 #include "src/util/signal_names.hpp"
 
@@ -372,6 +374,56 @@ TEST_CASE("shim check block over the real sh", "[shim]") {
     REQUIRE(status.has_value());
     CHECK(WEXITSTATUS(*status) == 126);
   }
+}
+
+// Pumps until stderr holds `marker` (5 s at most).
+void wait_for_stderr(ShimProcess& shim, std::string_view marker) {
+  for (int i = 0; i < 100 && shim.err().find(marker) == std::string::npos; ++i) {
+    shim.wait(50ms);
+  }
+}
+
+TEST_CASE("shim answers probe requests, then checks and runs the rank on the same stdin", "[shim]") {
+  auto probe = ddl::shim_probe_request("echo \"route to $1\"; echo oops >&2; exit 3\n", {"10.0.0.1 x'y"});
+  REQUIRE(probe.has_value());
+  CHECK(probe->starts_with(fmt::format("probe {} ", ddl::k_shim_protocol)));
+  ddl::ShimJob job = sh_job("echo ran-$X");
+  job.env = {{"X", "1"}};
+  ShimProcess shim(job, *probe);
+  wait_for_stderr(shim, "answered");
+  REQUIRE(shim.err() == "ddl-shim: a route to 10.0.0.1 x'y\nddl-shim: a oops\nddl-shim: a \nddl-shim: answered 3\n");
+  ddl::ShimStderr filter;
+  CHECK(filter.feed(shim.err()).empty());
+  REQUIRE(filter.answered());
+  auto answer = filter.take_answer();
+  CHECK(answer.status == 3);
+  CHECK(answer.out == "route to 10.0.0.1 x'y\noops\n\n");
+  CHECK_FALSE(filter.answered());
+  // A second request to the same shim, then the rank's check and payload.
+  shim.write_line(*ddl::shim_probe_request("echo second\n", {}));
+  wait_for_stderr(shim, "answered 0");
+  shim.write_line(*ddl::shim_check_payload("/usr", "sh"));
+  wait_for_stderr(shim, "ready");
+  shim.write_line(*ddl::shim_payload(job));
+  auto status = shim.wait();
+  REQUIRE(status.has_value());
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 0);
+  CHECK(shim.out() == "ran-1\n");
+  CHECK(shim.err().find("ddl-shim: a second\nddl-shim: a \nddl-shim: answered 0\nddl-shim: ready\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("shim refuses a probe request of another protocol version", "[shim]") {
+  ShimProcess shim(sh_job("true"), "probe 1 5\ntrue\n");
+  auto status = shim.wait();
+  REQUIRE(status.has_value());
+  REQUIRE(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 125);
+  CHECK(shim.err() == fmt::format("ddl-shim: protocol {}\n", ddl::k_shim_protocol));
+  ddl::ShimStderr filter;
+  CHECK(filter.feed(shim.err()).empty());
+  CHECK(filter.protocol() == std::to_string(ddl::k_shim_protocol));
 }
 
 TEST_CASE("ShimStderr passes login-shell noise and still finds the markers", "[shim]") {

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+#include "backends/ssh/shim_probe.hpp"
+
+#include <chrono>
+
+#include <fmt/core.h>
+
+#include "src/util/signals.hpp"
+#include "src/util/text.hpp"
+
+namespace ddl {
+
+namespace {
+
+// Polls the session until the shim answered or ended, or `timeout` passed.
+void wait_for_answer(ssh_session session, const ShimChannel& shim, Millis timeout) {
+  ssh_event event = ssh_event_new();
+  ssh_event_add_session(event, session);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!shim.answered() && !shim.closed() && std::chrono::steady_clock::now() < deadline &&
+         !stop::requested() && !ssh_session_closed(session)) {
+    ssh_event_dopoll(event, stop::wait_ms(100));
+  }
+  ssh_event_remove_session(event, session);
+  ssh_event_free(event);
+}
+
+// Why the shim ended or did not answer.
+Error no_answer(const ShimChannel& shim, Millis timeout) {
+  if (const auto& theirs = shim.refused_protocol()) {
+    return Error{ExitCode::launch,
+                 fmt::format("the shim there speaks protocol {}, this ddl speaks {}", *theirs, k_shim_protocol)};
+  }
+  if (shim.closed()) {
+    std::string said(trim(shim.held_stderr()));
+    return Error{ExitCode::launch, fmt::format("the shim ended (exit {}) before it answered{}",
+                                               shim.exit_status().value_or(-1), said.empty() ? "" : ": " + said)};
+  }
+  return Error{ExitCode::launch, fmt::format("no answer within {:g}s", static_cast<double>(timeout.count()) / 1000.0)};
+}
+
+} // namespace
+
+namespace {
+
+// One try over the connection as it is; `broken` when the connection
+// itself failed (not the shim).
+Result<ShimAnswer> ask_once(const SshSection& ssh, SshConnection& kept, const std::string& request, bool& broken) {
+  broken = false;
+  if (kept.shim && kept.shim->closed()) {
+    kept.shim.reset();
+  }
+  if (!kept.shim) {
+    kept.shim = std::make_unique<ShimChannel>(kept.session.get());
+  }
+  if (auto asked = kept.shim->ask(request); !asked) {
+    kept.shim.reset();
+    broken = true;
+    return fail(asked.error());
+  }
+  const Millis timeout = remote_answer_timeout(ssh);
+  wait_for_answer(kept.session.get(), *kept.shim, timeout);
+  if (stop::requested()) {
+    kept.shim.reset();
+    return fail(stop::error("probing the host"));
+  }
+  if (!kept.shim->answered()) {
+    Error why = no_answer(*kept.shim, timeout);
+    kept.shim.reset();
+    broken = ssh_session_closed(kept.session.get());
+    return fail(std::move(why));
+  }
+  return kept.shim->take_answer();
+}
+
+} // namespace
+
+Result<ShimAnswer> ask_shim(const SshSection& ssh, const Host& host, SshConnection& kept, std::string_view script,
+                            const std::vector<std::string>& args) {
+  auto request = shim_probe_request(script, args);
+  if (!request) {
+    return fail(request.error());
+  }
+  // A kept connection that died since its last use is reconnected once.
+  for (bool reused = kept.session != nullptr;; reused = false) {
+    if (!kept.session) {
+      auto session = ssh_open(ssh, host);
+      if (!session) {
+        kept.error = session.error().message;
+        return fail(session.error());
+      }
+      kept.session = std::move(*session);
+    }
+    bool broken = false;
+    auto answer = ask_once(ssh, kept, *request, broken);
+    if (answer || !broken || !reused || stop::requested()) {
+      return answer;
+    }
+    kept.session.reset();
+  }
+}
+
+} // namespace ddl

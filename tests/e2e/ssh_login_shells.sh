@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# One login shell per host per launch (issue 32), counted on the hosts
+# themselves: each host's sshd runs every command through a wrapper that
+# logs it (NETNS_COUNT_SHELLS). The route, interface and port probe and the
+# rank's shim are one exec over one connection per host; each further rank
+# on a host is one more shell over the same connection, never a second one.
+source "$(dirname "$0")/common.inc"
+source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
+NETNS_COUNT_SHELLS=1 netns_up 3
+
+# shells_are WANT_SHELLS WANT_CONNECTIONS WHAT: per host, then the log cleared.
+shells_are() {
+  local i shells conns
+  for i in "${!NETNS_HOSTS[@]}"; do
+    shells=$(netns_shells "$i"); conns=$(netns_handshakes "$i")
+    [[ $shells == "$1" && $conns == "$2" ]] ||
+      fail "$3: host h$((i + 1)) saw $shells login shells over $conns connections, want $1 over $2"
+  done
+  : >"$NETNS_DIR/shells"
+}
+
+# A plain run, one rank per host: one login shell per host.
+expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 1)" --backend ssh -- \
+  sh -c 'echo "rank=$DDL_RANK host=$(hostname)"'
+for r in 0 1 2; do expect_contains "$t/out" "[$r] rank=$r host=h$((r + 1))"; done
+shells_are 1 1 "one rank per host"
+
+# Two ranks per host: one shell per rank, no probe shell, one connection.
+expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh -- \
+  sh -c 'echo "rank=$DDL_RANK host=$(hostname)"'
+for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"; done
+shells_are 2 1 "two ranks per host"
+
+# --bind core: the CPU topology probe is one more request to the same shim.
+expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh --bind core -- \
+  sh -c 'echo "rank=$DDL_RANK host=$(hostname)"'
+for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"; done
+expect_not_contains "$t/err" "cannot read the CPU topology"
+shells_are 2 1 "--bind core, two ranks per host"
+
+# Every interface variable set: no route probe; the master port's probe of
+# rank 0's host is a request to the shim of its first rank.
+expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 1)" --backend ssh \
+  -x GLOO_SOCKET_IFNAME=eth0 -x NCCL_SOCKET_IFNAME=eth0 -x HOROVOD_GLOO_IFACE=eth0 -- \
+  sh -c 'echo "rank=$DDL_RANK port=$MASTER_PORT"'
+expect_contains "$t/out" "[0] rank=0 port="
+shells_are 1 1 "interfaces given, one rank per host"
+
+# slots = "gpus" (a test double of nvidia-smi with 2 GPUs on every host):
+# the GPU probe is one more request to the same shim.
+mkdir -p "$NETNS_DIR/bin"
+printf '#!/bin/sh\necho "GPU 0: Test Double (UUID: GPU-0)"\necho "GPU 1: Test Double (UUID: GPU-1)"\n' \
+  >"$NETNS_DIR/bin/nvidia-smi"
+chmod +x "$NETNS_DIR/bin/nvidia-smi"
+cp "$NETNS_DIR/ssh.toml" "$t/gpus.toml"
+cat >>"$t/gpus.toml" <<TOML
+[hosts]
+list = ["${NETNS_ADDRS[0]}", "${NETNS_ADDRS[1]}", "${NETNS_ADDRS[2]}"]
+slots = "gpus"
+TOML
+expect_exit 0 ddl_ssh run "$t/gpus.toml" --backend ssh -- sh -c 'echo "rank=$DDL_RANK gpus=$CUDA_VISIBLE_DEVICES"'
+for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r gpus=$((r % 2))"; done
+shells_are 2 1 "slots = gpus, two ranks per host"
+
+# A restart: the connections are kept, one shell per rank per attempt.
+job=$t/restart.toml
+cp "$NETNS_DIR/ssh.toml" "$job"
+cat >>"$job" <<'TOML'
+[job]
+max_restarts = 1
+command = 'echo "attempt=$DDL_ATTEMPT rank=$DDL_RANK"; [ "$DDL_ATTEMPT" != 0 ]'
+TOML
+expect_exit 0 ddl_ssh run "$job" -H "$(netns_hostspec 1)" --backend ssh
+for r in 0 1 2; do expect_contains "$t/out" "[$r] attempt=1 rank=$r"; done
+shells_are 2 1 "one restart"
+
+# Elastic (--np 2:3): a failure re-plans on the hosts left; the connections
+# of the hosts still in the job are kept, one shell per host per attempt
+# (its preflight check, probes and rank).
+expect_exit 0 ddl_ssh run "$job" -H "$(netns_hostspec 1)" --backend ssh --np 2:3
+for r in 0 1 2; do expect_contains "$t/out" "[$r] attempt=1 rank=$r"; done
+shells_are 2 1 "an elastic re-plan"
+echo PASS
