@@ -59,6 +59,7 @@ Result<pmix::JobLayout> layout_from(const std::vector<std::string>& hosts, int t
       layout.nspace = fields[2];  // host 0 names the namespace for all
     }
   }
+  pmix::make_host_names_unique(layout.hosts);
   return layout;
 }
 

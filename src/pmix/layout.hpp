@@ -32,6 +32,12 @@ struct JobLayout {
   int host_of(int rank) const;
 };
 
+// Hosts that go by the same name (two plan hosts on one machine, pods that
+// share a hostname) renamed "NAME-ddlI", I the host's index in the job, so
+// that each host's server, node-map entry and folder is its own. Names that
+// are already unique stay as they are.
+void make_host_names_unique(std::vector<HostShare>& hosts);
+
 // Whether the layout can be registered: a namespace of 1 to 255 characters,
 // at least one host, each with at least one rank and a distinct name without
 // ',' ';' or blanks (the node map is a comma list), this_host among them.

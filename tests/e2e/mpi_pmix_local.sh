@@ -5,7 +5,9 @@
 # mpirun or orted, each line prefixed with its MPI rank, DDL_RANK per MPI
 # rank; MPI_Abort(comm, 7) from rank 2 ends the job with 7 within seconds and
 # nothing is left; a rank that exits without MPI_Finalize is a failure, not a
-# hang; Ctrl-C; no libpmix on this machine: exit 2 naming what to install;
+# hang; Ctrl-C; two hosts of the list that are both this machine (127.0.0.1
+# and localhost) run as one world, each with its own PMIx name and folders;
+# no libpmix on this machine: exit 2 naming what to install;
 # --mpi pmix with backend mpirun and bad values: exit 2.
 source "$(dirname "$0")/common.inc"
 command -v mpicc >/dev/null || skip "mpicc (libopenmpi-dev) is not installed"
@@ -92,6 +94,21 @@ wait "$ddl_pid" || got=$?
 ddl_pid=""
 [[ $got == 130 ]] || fail "Ctrl-C gave exit $got: $(cat "$t/err")"
 [[ -z $(pgrep -f -- "$t/pmix_fail") ]] || fail "ranks left after Ctrl-C: $(pgrep -af -- "$t/pmix_fail")"
+
+# Two hosts of the list that are this one machine: one world of 4, not two
+# servers under one name (refused before) nor Open MPI's shared-memory
+# segments of both hosts under one name (rank 1 crashed in MPI_Barrier before).
+shm_before=$(ls /dev/shm | sort)
+expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 /usr/bin/python3 -m mpi4py.bench helloworld
+for r in 0 1 2 3; do expect_contains "$t/out" "[$r] Hello, World! I am process $r of 4 on $me."; done
+expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 /usr/bin/python3 -m mpi4py.bench ringtest -n 1024 -l 10
+expect_contains "$t/out" "(4 processes, 1024 bytes)"
+expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 "$t/pmix_hello" 0
+expect_contains "$t/out" "[3] hello rank 3 of 4 universe 4 on $me sum 6"
+expect_exit 7 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 "$t/pmix_fail" abort 7 3
+expect_contains "$t/err" "rank 3 called MPI_Abort with status 7"
+left=$(comm -13 <(echo "$shm_before") <(ls /dev/shm | sort) | grep '^ddl-pmix\.' || true)
+[[ -z $left ]] || fail "left in /dev/shm: $left"
 
 # Refused: --mpi pmix with backend mpirun, an unknown value, a bad [mpi] key,
 # --output-ranks (the gang is one worker per host).

@@ -77,6 +77,22 @@ TEST_CASE("check_layout", "[pmix]") {
   }
 }
 
+TEST_CASE("make_host_names_unique: hosts of one machine get names of their own", "[pmix]") {
+  std::vector<HostShare> hosts{{"vm", 2}, {"other", 1}, {"vm", 2}, {"vm-ddl0x", 1}};
+  make_host_names_unique(hosts);
+  CHECK(hosts[0].name == "vm-ddl0");
+  CHECK(hosts[1].name == "other");
+  CHECK(hosts[2].name == "vm-ddl2");
+  CHECK(hosts[3].name == "vm-ddl0x");
+  CHECK(check_layout(JobLayout{"ns", hosts, 2}));
+  SECTION("distinct names stay as they are") {
+    std::vector<HostShare> distinct{{"h1", 1}, {"h2", 1}};
+    make_host_names_unique(distinct);
+    CHECK(distinct[0].name == "h1");
+    CHECK(distinct[1].name == "h2");
+  }
+}
+
 TEST_CASE("namespace_keys: what Open MPI 4.1 reads", "[pmix]") {
   auto keys = namespace_keys(two_hosts(1), SessionDirs{"/tmp/x", "/tmp/x/job"});
   SECTION("job-level sizes and maps") {
@@ -144,6 +160,11 @@ TEST_CASE("Server: in-process start, launch env, folder removed", "[pmix]") {
     CHECK(has("PMIX_RANK=1"));
     CHECK(has("OMPI_MCA_schizo=ompi"));
     CHECK(has("OMPI_MCA_ess=pmi"));
+    CHECK(std::any_of(env->begin(), env->end(), [](const std::string& e) {
+      return e.starts_with("OMPI_MCA_btl_vader_backing_directory=") &&
+             e.find("/ddl-pmix.unit-host.") != std::string::npos &&
+             std::filesystem::is_directory(e.substr(e.find('=') + 1));
+    }));
     CHECK(std::any_of(env->begin(), env->end(),
                       [](const std::string& e) { return e.starts_with("PMIX_SERVER_URI"); }));
     auto second = Server::start(JobLayout{"other", {{"unit-host", 1}}, 0}, {});
