@@ -98,7 +98,8 @@ ddl_pid=""
 # Two hosts of the list that are this one machine: one world of 4, not two
 # servers under one name (refused before) nor Open MPI's shared-memory
 # segments of both hosts under one name (rank 1 crashed in MPI_Barrier before).
-shm_before=$(ls /dev/shm | sort)
+shm_dirs() { find /dev/shm -maxdepth 1 -name 'ddl-pmix.*' | sort; }
+shm_before=$(shm_dirs)
 expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 /usr/bin/python3 -m mpi4py.bench helloworld
 for r in 0 1 2 3; do expect_contains "$t/out" "[$r] Hello, World! I am process $r of 4 on $me."; done
 expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 /usr/bin/python3 -m mpi4py.bench ringtest -n 1024 -l 10
@@ -107,7 +108,7 @@ expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 "$t/pmix_hello" 0
 expect_contains "$t/out" "[3] hello rank 3 of 4 universe 4 on $me sum 6"
 expect_exit 7 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 "$t/pmix_fail" abort 7 3
 expect_contains "$t/err" "rank 3 called MPI_Abort with status 7"
-left=$(comm -13 <(echo "$shm_before") <(ls /dev/shm | sort) | grep '^ddl-pmix\.' || true)
+left=$(comm -13 <(echo "$shm_before") <(shm_dirs) || true)
 [[ -z $left ]] || fail "left in /dev/shm: $left"
 
 # Refused: --mpi pmix with backend mpirun, an unknown value, a bad [mpi] key,
