@@ -6,6 +6,7 @@
 #include "src/plan/pmix_hosts.hpp"
 #include "src/pmix/server.hpp"
 #include "src/util/duration.hpp"
+#include "src/util/net.hpp"
 
 namespace ddl::cmd {
 
@@ -54,7 +55,21 @@ Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned) {
   job.command_is_shell = false;
   job.frameworks.clear();
   planned.plan = std::move(hosts->plan);
-  return PmixLaunch{true};
+  return PmixLaunch{true, std::move(hosts->ranks)};
+}
+
+pmix::WorldView pmix_world_view(const JobSpec& job, const Plan& gang, const PmixLaunch& launch) {
+  pmix::WorldView world;
+  world.layout.nspace = pmix::job_namespace(job.name, "0");
+  const std::string me = net::own_hostname();
+  for (std::size_t host = 0; host < gang.hosts.size(); ++host) {
+    const std::string& name = gang.hosts[host].name;
+    world.plan_hosts.push_back(name);
+    world.layout.hosts.push_back({net::is_this_machine(name) && !me.empty() ? me : name,
+                                  launch.host_ranks.at(host)});
+  }
+  pmix::make_host_names_unique(world.layout.hosts);
+  return world;
 }
 
 } // namespace ddl::cmd

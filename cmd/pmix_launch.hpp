@@ -7,12 +7,14 @@
 
 #include "cmd/pipeline.hpp"
 #include "src/job/job.hpp"
+#include "src/pmix/world_view.hpp"
 
 namespace ddl::cmd {
 
 // What adopt_pmix_launch did.
 struct PmixLaunch {
-  bool adopted = false;  // the gang is now one pmix-host worker per host
+  bool adopted = false;        // the gang is now one pmix-host worker per host
+  std::vector<int> host_ranks;  // each host's MPI rank count, in gang order
 };
 
 // Turns the planned MPI job into its PMIx launch: the gang becomes one
@@ -25,5 +27,11 @@ struct PmixLaunch {
 // it). Errors (ExitCode::usage): no PMIx library on this machine for the
 // local backend (what to install is named), elastic launch.min_np.
 Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned);
+
+// The MPI world of an adopted launch as --dry-run shows it: each host's PMIx
+// name as its worker will pick it where ddl can tell (this machine's
+// hostname; another host by its name in the plan), made unique as the
+// workers make them.
+pmix::WorldView pmix_world_view(const JobSpec& job, const Plan& gang, const PmixLaunch& launch);
 
 } // namespace ddl::cmd

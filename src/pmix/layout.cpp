@@ -108,6 +108,10 @@ int JobLayout::host_of(int rank) const {
   return host;
 }
 
+std::string job_namespace(std::string_view job, std::string_view attempt) {
+  return fmt::format("ddl-{}-{}", job, attempt);
+}
+
 void make_host_names_unique(std::vector<HostShare>& hosts) {
   std::map<std::string, int> holders;
   for (const auto& host : hosts) {
