@@ -3,7 +3,9 @@
 
 #include <fmt/core.h>
 
+#include "backends/registry.hpp"
 #include "src/plan/pmix_hosts.hpp"
+#include "src/render/frameworks/mpi.hpp"
 #include "src/pmix/server.hpp"
 #include "src/util/duration.hpp"
 #include "src/util/net.hpp"
@@ -33,7 +35,45 @@ std::vector<std::string> worker_command(const JobSpec& job, const Backend& backe
   return command;
 }
 
+// Why mpi.launch auto cannot be pmix for `job` ("" when it can).
+std::string pmix_unproven(const JobSpec& job) {
+  auto program = mpi_program(job);
+  if (!program) {
+    return "no MPI program found (its ELF names no MPI library)";
+  }
+  if (!is_open_mpi_library(program->library)) {
+    return fmt::format("{} links {}, not Open MPI's libmpi.so.40", program->path, program->library);
+  }
+  if (std::string why; !pmix::server_available(&why)) {
+    return why;
+  }
+  const BackendKind kind = job.launch.backend;
+  if (kind != BackendKind::local && kind != BackendKind::ssh && kind != BackendKind::automatic) {
+    return fmt::format("backend {} is not local or ssh", to_string(kind));
+  }
+  JobSpec as_pmix = job;
+  as_pmix.mpi.launch = MpiLaunch::pmix;
+  if (auto other = kind == BackendKind::automatic ? auto_backend_without_hosts(as_pmix) : std::nullopt) {
+    return fmt::format("backend auto picks {}, not local or ssh", to_string(*other));
+  }
+  return "";
+}
+
 } // namespace
+
+std::string resolve_mpi_launch(JobSpec& job) {
+  if (job.mpi.launch != MpiLaunch::automatic) {
+    return "";
+  }
+  std::string unproven = pmix_unproven(job);
+  job.mpi.launch = unproven.empty() ? MpiLaunch::pmix : MpiLaunch::mpirun;
+  if (unproven.empty()) {
+    auto program = mpi_program(job);
+    return fmt::format("mpi.launch auto: pmix, as {} links Open MPI's {} and OpenPMIx is installed",
+                       program->path, program->library);
+  }
+  return "mpi.launch auto: mpirun, as " + unproven;
+}
 
 Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned) {
   const Backend& backend = *planned.backend;

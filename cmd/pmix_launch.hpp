@@ -17,6 +17,15 @@ struct PmixLaunch {
   std::vector<int> host_ranks;  // each host's MPI rank count, in gang order
 };
 
+// mpi.launch = "auto": pmix where it is proven, else mpirun; the job gets the
+// choice, and the answer says why (for the backend's line). pmix needs all
+// of: the job's program links Open MPI's libmpi.so.40 (its ELF DT_NEEDED),
+// this machine can host a PMIx server (libpmix), and the backend is local or
+// ssh (named, or what auto picks from the hosts). Anything else is mpirun, as
+// before: its own rules then choose backend mpirun or refuse (a backend
+// that would start MPI singletons is exit 2). "" for another mpi.launch.
+std::string resolve_mpi_launch(JobSpec& job);
+
 // Turns the planned MPI job into its PMIx launch: the gang becomes one
 // `ddl worker pmix-host` per host of the plan (src/plan/pmix_hosts.hpp), each
 // starting its host's share of the job's ranks, with the job's command; MPI

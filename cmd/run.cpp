@@ -7,6 +7,7 @@
 #include <string>
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 #include "cmd/run.hpp"
 
@@ -150,9 +151,16 @@ Result<int> plan_and_launch(JobSpec& job, const LaunchAsk& ask, LaunchOptions la
   if (ask.dry_run) {
     net::set_name_lookup(net::NameLookup::no_dns);  // a dry run never waits on DNS
   }
+  const std::string mpi_why = resolve_mpi_launch(job);
+  if (!mpi_why.empty()) {
+    spdlog::info("{}", mpi_why);
+  }
   auto planned = plan_job(job);
   if (!planned) {
     return fail(planned.error());
+  }
+  if (!mpi_why.empty()) {
+    planned->backend_why += (planned->backend_why.empty() ? "" : "; ") + mpi_why;
   }
   if (ask.after_plan) {
     if (auto checked = ask.after_plan(job, *planned); !checked) {
@@ -299,8 +307,8 @@ void add_run(CLI::App& app, Command& selected) {
                   "default none")
       ->check(CLI::IsMember(bind_names()));
   sub->add_option("--mpi", opts->common.overrides.mpi,
-                  "How MPI ranks become one world: mpirun, or pmix (ddl hosts a PMIx server on each host; "
-                  "srun --mpi=pmix under backend slurm); [mpi] launch")
+                  "How MPI ranks become one world: mpirun, pmix (ddl hosts a PMIx server on each host; "
+                  "srun --mpi=pmix under backend slurm), or auto (pmix where proven); [mpi] launch")
       ->check(CLI::IsMember(mpi_launch_names()));
   // The trial contract (man ddl, TRIAL CONTRACT): how `ddl sweep` runs a trial; not for users.
   sub->add_option("--trial", opts->trial, "Run one attempt of a sweep's trial from its request.json")
