@@ -54,12 +54,8 @@ expect_contains "$t/err" "links the MPI library libmpi.so.40: backend kubernetes
 # No libpmix on this machine (hidden in a mount namespace of its own): auto
 # is mpirun, and backend local refuses the Open MPI program (exit 2) instead
 # of starting 2 singletons.
-pmix_lib=$(readlink -f "$(ldconfig -p | awk '/libpmix\.so\.2 / {print $NF; exit}')")
-if [[ $(id -u) == 0 && -n $pmix_lib ]] && command -v unshare >/dev/null; then
-  # shellcheck disable=SC2016 # expanded by that sh
-  expect_exit 2 unshare -m --propagation private sh -c \
-    'mount -t tmpfs none "$1" && exec "$2" run --mpi auto --backend local --np 2 "$3"' \
-    sh "$(dirname "$pmix_lib")" "$DDL" "$t/ring_c"
+if can_hide_libpmix; then
+  expect_exit 2 without_libpmix "$DDL" run --mpi auto --backend local --np 2 "$t/ring_c"
   expect_contains "$t/err" "links the MPI library libmpi.so.40: backend local would start its 2 ranks as 2 one-rank MPI jobs"
   expect_not_contains "$t/out" "process"
 fi
