@@ -21,15 +21,7 @@ export FAKE_KUBECTL_PODS="$DDL_SOURCE_DIR/tests/fixtures/kubernetes/ready.json"
 export FAKE_KUBECTL_LOG="$t/kubectl.log"
 export TMPDIR=$t/tmp
 mkdir "$TMPDIR"
-cat >"$t/job.toml" <<TOML
-[launch]
-backend = "kubernetes"
-[kubernetes]
-namespace = "ml"
-selector = "app=trainer"
-container = "trainer"
-kubectl = "$DDL_SOURCE_DIR/tests/fakes/kubectl"
-TOML
+kubectl_double_job "$t/job.toml"
 me=$(hostname)
 run() { timeout -k 5 90 "$DDL" run "$t/job.toml" --mpi pmix "$@"; }
 shm_dirs() { find /dev/shm -maxdepth 1 -name 'ddl-pmix.*' | sort; }
