@@ -149,10 +149,10 @@ struct Choice {
 
 // auto, where the hosts are not needed to decide; nullopt where they are.
 std::optional<Choice> auto_without_hosts(const JobSpec& job) {
-  if (has_mpi(job) && job.mpi.launch == MpiLaunch::mpirun) {
+  if (has_mpi(job) && job.mpi.launch != MpiLaunch::pmix) {
     return Choice{BackendKind::mpirun, "auto: the mpi framework needs mpirun to make its ranks one MPI job"};
   }
-  if (auto program = job.mpi.launch == MpiLaunch::mpirun ? mpi_program(job) : std::nullopt) {
+  if (auto program = job.mpi.launch != MpiLaunch::pmix ? mpi_program(job) : std::nullopt) {
     return Choice{BackendKind::mpirun, fmt::format("auto: {} links the MPI library {}, and mpirun makes its "
                                                    "ranks one MPI job",
                                                    program->path, program->library)};
@@ -234,6 +234,11 @@ Result<void> check_backend_for_plan(const JobSpec& job, const Backend& backend, 
                           "jobs (MPI singletons) that never form one MPI_COMM_WORLD; use --backend mpirun (or "
                           "auto, which picks it), frameworks = [\"mpi\"], or --mpi pmix",
                           program->path, program->library, backend.name(), plan.world_size, plan.world_size));
+}
+
+std::optional<BackendKind> auto_backend_without_hosts(const JobSpec& job) {
+  auto choice = auto_without_hosts(job);
+  return choice ? std::optional<BackendKind>(choice->kind) : std::nullopt;
 }
 
 Result<SelectedBackend> select_backend(const JobSpec& job) {

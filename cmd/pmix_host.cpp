@@ -59,6 +59,7 @@ Result<pmix::JobLayout> layout_from(const std::vector<std::string>& hosts, int t
       layout.nspace = fields[2];  // host 0 names the namespace for all
     }
   }
+  pmix::make_host_names_unique(layout.hosts);
   return layout;
 }
 
@@ -114,8 +115,8 @@ Result<int> run_pmix_host(const PmixHostFlags& given) {
   run.rank_prefix = flags.rank_prefix;
   std::string name = net::own_hostname();
   pmix::HostShare mine{name.empty() ? "localhost" : name, flags.ranks};
-  std::string nspace = "ddl-" + env_or("DDL_JOB", std::to_string(::getpid())) + "-" +
-                       env_or("DDL_ATTEMPT", "0");
+  std::string nspace = pmix::job_namespace(env_or("DDL_JOB", std::to_string(::getpid())),
+                                           env_or("DDL_ATTEMPT", "0"));
   std::vector<std::string> hosts{describe_host(mine, nspace)};
   int this_host = 0;
   std::shared_ptr<rendezvous::Client> shared;  // the fences' thread may outlive us

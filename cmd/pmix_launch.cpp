@@ -3,9 +3,12 @@
 
 #include <fmt/core.h>
 
+#include "backends/registry.hpp"
 #include "src/plan/pmix_hosts.hpp"
+#include "src/render/frameworks/mpi.hpp"
 #include "src/pmix/server.hpp"
 #include "src/util/duration.hpp"
+#include "src/util/net.hpp"
 
 namespace ddl::cmd {
 
@@ -32,7 +35,45 @@ std::vector<std::string> worker_command(const JobSpec& job, const Backend& backe
   return command;
 }
 
+// Why mpi.launch auto cannot be pmix for `job` ("" when it can).
+std::string pmix_unproven(const JobSpec& job) {
+  auto program = mpi_program(job);
+  if (!program) {
+    return "no MPI program found (its ELF names no MPI library)";
+  }
+  if (!is_open_mpi_library(program->library)) {
+    return fmt::format("{} links {}, not Open MPI's libmpi.so.40", program->path, program->library);
+  }
+  if (std::string why; !pmix::server_available(&why)) {
+    return why;
+  }
+  const BackendKind kind = job.launch.backend;
+  if (kind != BackendKind::local && kind != BackendKind::ssh && kind != BackendKind::automatic) {
+    return fmt::format("backend {} is not local or ssh", to_string(kind));
+  }
+  JobSpec as_pmix = job;
+  as_pmix.mpi.launch = MpiLaunch::pmix;
+  if (auto other = kind == BackendKind::automatic ? auto_backend_without_hosts(as_pmix) : std::nullopt) {
+    return fmt::format("backend auto picks {}, not local or ssh", to_string(*other));
+  }
+  return "";
+}
+
 } // namespace
+
+std::string resolve_mpi_launch(JobSpec& job) {
+  if (job.mpi.launch != MpiLaunch::automatic) {
+    return "";
+  }
+  std::string unproven = pmix_unproven(job);
+  job.mpi.launch = unproven.empty() ? MpiLaunch::pmix : MpiLaunch::mpirun;
+  if (unproven.empty()) {
+    auto program = mpi_program(job);
+    return fmt::format("mpi.launch auto: pmix, as {} links Open MPI's {} and OpenPMIx is installed",
+                       program->path, program->library);
+  }
+  return "mpi.launch auto: mpirun, as " + unproven;
+}
 
 Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned) {
   const Backend& backend = *planned.backend;
@@ -54,7 +95,21 @@ Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned) {
   job.command_is_shell = false;
   job.frameworks.clear();
   planned.plan = std::move(hosts->plan);
-  return PmixLaunch{true};
+  return PmixLaunch{true, std::move(hosts->ranks)};
+}
+
+pmix::WorldView pmix_world_view(const JobSpec& job, const Plan& gang, const PmixLaunch& launch) {
+  pmix::WorldView world;
+  world.layout.nspace = pmix::job_namespace(job.name, "0");
+  const std::string me = net::own_hostname();
+  for (std::size_t host = 0; host < gang.hosts.size(); ++host) {
+    const std::string& name = gang.hosts[host].name;
+    world.plan_hosts.push_back(name);
+    world.layout.hosts.push_back({net::is_this_machine(name) && !me.empty() ? me : name,
+                                  launch.host_ranks.at(host)});
+  }
+  pmix::make_host_names_unique(world.layout.hosts);
+  return world;
 }
 
 } // namespace ddl::cmd

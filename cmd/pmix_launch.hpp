@@ -7,13 +7,24 @@
 
 #include "cmd/pipeline.hpp"
 #include "src/job/job.hpp"
+#include "src/pmix/world_view.hpp"
 
 namespace ddl::cmd {
 
 // What adopt_pmix_launch did.
 struct PmixLaunch {
-  bool adopted = false;  // the gang is now one pmix-host worker per host
+  bool adopted = false;        // the gang is now one pmix-host worker per host
+  std::vector<int> host_ranks;  // each host's MPI rank count, in gang order
 };
+
+// mpi.launch = "auto": pmix where it is proven, else mpirun; the job gets the
+// choice, and the answer says why (for the backend's line). pmix needs all
+// of: the job's program links Open MPI's libmpi.so.40 (its ELF DT_NEEDED),
+// this machine can host a PMIx server (libpmix), and the backend is local or
+// ssh (named, or what auto picks from the hosts). Anything else is mpirun, as
+// before: its own rules then choose backend mpirun or refuse (a backend
+// that would start MPI singletons is exit 2). "" for another mpi.launch.
+std::string resolve_mpi_launch(JobSpec& job);
 
 // Turns the planned MPI job into its PMIx launch: the gang becomes one
 // `ddl worker pmix-host` per host of the plan (src/plan/pmix_hosts.hpp), each
@@ -25,5 +36,11 @@ struct PmixLaunch {
 // it). Errors (ExitCode::usage): no PMIx library on this machine for the
 // local backend (what to install is named), elastic launch.min_np.
 Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned);
+
+// The MPI world of an adopted launch as --dry-run shows it: each host's PMIx
+// name as its worker will pick it where ddl can tell (this machine's
+// hostname; another host by its name in the plan), made unique as the
+// workers make them.
+pmix::WorldView pmix_world_view(const JobSpec& job, const Plan& gang, const PmixLaunch& launch);
 
 } // namespace ddl::cmd

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 #include "cmd/run.hpp"
 
@@ -15,6 +16,7 @@
 #include "cmd/pmix_launch.hpp"
 #include "src/sweep/metric.hpp"
 #include "src/sweep/trial_contract.hpp"
+#include "src/util/json.hpp"
 #include "src/util/log.hpp"
 #include "src/util/rank_logs.hpp"
 #include "src/util/signals.hpp"
@@ -59,8 +61,9 @@ std::string wrapped_text(const JobSpec& job, const std::vector<RankLaunch>& laun
 // --dry-run: the plan table, the interface per host and why, the per-host
 // env, the CPU binding and the wrapped command, then what the backend adds
 // (mpirun's command); with --json the plan as `render --format json` prints
-// it.
-int print_dry_run(const JobSpec& job, const PlannedJob& planned, bool json) {
+// it. Under --mpi pmix also the MPI world the hosts' workers will build
+// (text, and "mpi_world" in the JSON).
+int print_dry_run(const JobSpec& job, const PlannedJob& planned, const PmixLaunch& pmix, bool json) {
   LaunchContext ctx = preview_context(job, planned);
   auto interfaces = job_interfaces(job, *planned.backend, planned.plan);
   if (!interfaces) {
@@ -73,7 +76,13 @@ int print_dry_run(const JobSpec& job, const PlannedJob& planned, bool json) {
   }
   ctx.topologies = std::move(*topologies);
   if (json) {
-    std::fputs(plan_json(job, planned.plan, ctx).c_str(), stdout);
+    std::string text = plan_json(job, planned.plan, ctx);
+    if (pmix.adopted) {
+      Json doc = Json::parse(text);
+      doc["mpi_world"] = pmix::world_json(pmix_world_view(job, planned.plan, pmix));
+      text = to_json_text(doc) + "\n";
+    }
+    std::fputs(text.c_str(), stdout);
     return 0;
   }
   write_plan_table(job, planned.plan, ctx, write_stdout);
@@ -83,6 +92,9 @@ int print_dry_run(const JobSpec& job, const PlannedJob& planned, bool json) {
   auto launches = build_launches(job, planned.plan, ctx, rank_place(*planned.backend), environ);
   std::fputs(wrapped_text(job, launches).c_str(), stdout);
   std::fputs(planned.backend->dry_run_text(launches).c_str(), stdout);
+  if (pmix.adopted) {
+    std::fputs(pmix::world_text(pmix_world_view(job, planned.plan, pmix)).c_str(), stdout);
+  }
   return 0;
 }
 
@@ -139,9 +151,16 @@ Result<int> plan_and_launch(JobSpec& job, const LaunchAsk& ask, LaunchOptions la
   if (ask.dry_run) {
     net::set_name_lookup(net::NameLookup::no_dns);  // a dry run never waits on DNS
   }
+  const std::string mpi_why = resolve_mpi_launch(job);
+  if (!mpi_why.empty()) {
+    spdlog::info("{}", mpi_why);
+  }
   auto planned = plan_job(job);
   if (!planned) {
     return fail(planned.error());
+  }
+  if (!mpi_why.empty()) {
+    planned->backend_why += (planned->backend_why.empty() ? "" : "; ") + mpi_why;
   }
   if (ask.after_plan) {
     if (auto checked = ask.after_plan(job, *planned); !checked) {
@@ -157,11 +176,14 @@ Result<int> plan_and_launch(JobSpec& job, const LaunchAsk& ask, LaunchOptions la
                                  "worker per host there, and each line already names its rank)");
   }
   if (ask.dry_run) {
-    return print_dry_run(job, *planned, ask.json);
+    return print_dry_run(job, *planned, *pmix, ask.json);
   }
   auto output = output_options(job, planned->plan, ask.json);
   if (!output) {
     return fail(output.error());
+  }
+  if (pmix->adopted) {
+    output->host_ranks = pmix->host_ranks;  // --log-dir: one log per MPI rank
   }
   if (pmix->adopted && job.prefix.empty()) {
     std::string problem;
@@ -285,8 +307,8 @@ void add_run(CLI::App& app, Command& selected) {
                   "default none")
       ->check(CLI::IsMember(bind_names()));
   sub->add_option("--mpi", opts->common.overrides.mpi,
-                  "How MPI ranks become one world: mpirun, or pmix (ddl hosts a PMIx server on each host; "
-                  "srun --mpi=pmix under backend slurm); [mpi] launch")
+                  "How MPI ranks become one world: mpirun, pmix (ddl hosts a PMIx server on each host; "
+                  "srun --mpi=pmix under backend slurm), or auto (pmix where proven); [mpi] launch")
       ->check(CLI::IsMember(mpi_launch_names()));
   // The trial contract (man ddl, TRIAL CONTRACT): how `ddl sweep` runs a trial; not for users.
   sub->add_option("--trial", opts->trial, "Run one attempt of a sweep's trial from its request.json")

@@ -42,7 +42,7 @@ _ddl_option_value() {
     local opt=$1 cmd=$2 cur=$3
     case $cmd:$opt in
         *:--backend) COMPREPLY=($(compgen -W 'auto local ssh kubernetes mpirun slurm' -- "$cur")) ;;
-        run:--mpi) COMPREPLY=($(compgen -W 'mpirun pmix' -- "$cur")) ;;
+        run:--mpi) COMPREPLY=($(compgen -W 'mpirun pmix auto' -- "$cur")) ;;
         *:--hostfile | bench:-J | bench:--output_file) _ddl_files "$cur" ;;
         *:-F | *:--ssh-config | *:--job | *:--python | mpirun:--machinefile | horovodrun:-hostfile) _ddl_files "$cur" ;;
         deepspeed:-H | horovodrun:--host-discovery-script | horovodrun:--config-file | horovodrun:-i) _ddl_files "$cur" ;;

@@ -80,7 +80,7 @@ complete -c ddl -n "$run" -l fold -d 'Identical whole outputs once, like dshbak 
 complete -c ddl -n "$run" -s x -l env -x -a '(set -n | string replace -r \'$\' =)' -d 'Set K=V for every rank'
 complete -c ddl -n "$run" -l env-file -r -F -d 'NAME=VALUE lines for every rank, never on a command line'
 complete -c ddl -n "$run" -l bind -x -a 'none core numa gpu' -d 'Pin each rank to its cores, NUMA node or GPU\'s node'
-complete -c ddl -n "$run" -l mpi -x -a 'mpirun pmix' -d 'How MPI ranks become one world (pmix: ddl hosts PMIx)'
+complete -c ddl -n "$run" -l mpi -x -a 'mpirun pmix auto' -d 'How MPI ranks become one world (pmix: ddl hosts PMIx)'
 complete -c ddl -n "__fish_seen_subcommand_from run; and __ddl_after_dashdash" -a '(__fish_complete_subcommand --fcs-skip=2)'
 
 # sweep

@@ -120,8 +120,9 @@ struct MpirunSection {
 // [mpi] launch: how the ranks of an MPI program become one world (issue 33).
 // mpirun: through mpirun (backend mpirun, or auto for the mpi framework);
 // pmix: ddl hosts a PMIx server on each host and starts the ranks itself
-// (local, ssh, kubernetes), or srun --mpi=pmix does (slurm).
-enum class MpiLaunch { mpirun, pmix };
+// (local, ssh, kubernetes), or srun --mpi=pmix does (slurm); automatic: pmix
+// where it is proven (cmd/pmix_launch's resolve_mpi_launch), else mpirun.
+enum class MpiLaunch { mpirun, pmix, automatic };
 struct MpiSection {
   MpiLaunch launch = MpiLaunch::mpirun;
 };

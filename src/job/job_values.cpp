@@ -123,11 +123,15 @@ const std::vector<std::string>& backend_names() {
 }
 
 std::string_view to_string(MpiLaunch launch) {
-  return launch == MpiLaunch::pmix ? "pmix" : "mpirun";
+  switch (launch) {
+  case MpiLaunch::pmix: return "pmix";
+  case MpiLaunch::automatic: return "auto";
+  default: return "mpirun";
+  }
 }
 
 std::optional<MpiLaunch> parse_mpi_launch(std::string_view text) {
-  for (auto launch : {MpiLaunch::mpirun, MpiLaunch::pmix}) {
+  for (auto launch : {MpiLaunch::mpirun, MpiLaunch::pmix, MpiLaunch::automatic}) {
     if (to_string(launch) == text) {
       return launch;
     }
@@ -136,7 +140,7 @@ std::optional<MpiLaunch> parse_mpi_launch(std::string_view text) {
 }
 
 const std::vector<std::string>& mpi_launch_names() {
-  static const std::vector<std::string> names = {"mpirun", "pmix"};
+  static const std::vector<std::string> names = {"mpirun", "pmix", "auto"};
   return names;
 }
 

@@ -37,7 +37,8 @@ std::string describe_exit(const RankExit& how) {
 
 Output::Output(OutputOptions options)
     : options_(std::move(options)),
-      writer_(options_.stdout_fd, options_.stderr_fd, options_.max_pending_bytes) {}
+      writer_(options_.stdout_fd, options_.stderr_fd, options_.max_pending_bytes),
+      tags_(options_.host_ranks) {}
 
 Output::~Output() {
   end_attempt();
@@ -62,6 +63,7 @@ Result<void> Output::begin_attempt(int attempt, int world_size) {
     std::lock_guard lock(mutex_);
     stopping_ = false;
     attempt_ = attempt;
+    tags_.reset();
     if (options_.fold) {
       fold_.reset(world_size);
       fold_pending_ = true;
@@ -76,7 +78,7 @@ Result<void> Output::begin_attempt(int attempt, int world_size) {
   if (ec) {
     return fail(ExitCode::usage, fmt::format("cannot create log directory {}: {}", options_.log_dir, ec.message()));
   }
-  return open_logs(attempt, world_size);
+  return open_logs(attempt, tags_.active() ? tags_.world_size() : world_size);
 }
 
 // DIR/rank-R.attempt-A.log, or with split_logs .stdout.log and .stderr.log.
@@ -224,7 +226,12 @@ std::string Output::line(int rank, Stream stream, std::string_view raw, LineEnd 
   bool folded = false;
   {
     std::lock_guard lock(mutex_);
-    write_log(rank, stream, text, log_end);
+    if (tags_.active()) {
+      auto routed = tags_.route(rank, stream, text, end);
+      write_log(routed.rank, stream, routed.text, log_end);
+    } else {
+      write_log(rank, stream, text, log_end);
+    }
     folded = fold_pending_;
     if (folded && shows(rank)) {
       fold_.add(rank, text, end == LineEnd::partial ? "" : "\n");

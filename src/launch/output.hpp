@@ -14,6 +14,7 @@
 #include "src/launch/error_file.hpp"
 #include "src/launch/output_fold.hpp"
 #include "src/launch/output_lines.hpp"
+#include "src/launch/output_rank_tags.hpp"
 #include "src/launch/output_writer.hpp"
 #include "src/launch/watchdog_suspects.hpp"
 #include "src/plan/placement.hpp"
@@ -45,6 +46,10 @@ struct OutputOptions {
   RankList output_ranks;     // only these ranks on ddl's stdout/stderr (and events); empty: all
   bool fold = false;         // FoldBuffer: identical whole outputs once, at each attempt's end
   std::vector<RankLabel> labels;  // per rank; the supervisor fills it from the plan
+  // --mpi pmix: each rank is a host whose lines start "[R] " for MPI rank R;
+  // its entry is that host's MPI rank count, and the logs are one per MPI
+  // rank (RankTagRouter). Empty: one log per rank.
+  std::vector<int> host_ranks;
   LineTap tap;
   // Told the job's summary as it is reported (a sweep's trial writes it to
   // its result.json).
@@ -91,7 +96,8 @@ public:
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
 
-  // Opens DIR/rank-R.attempt-A.log for every rank (creating DIR).
+  // Opens DIR/rank-R.attempt-A.log for every rank (creating DIR); under
+  // host_ranks for every MPI rank instead.
   Result<void> begin_attempt(int attempt, int world_size);
   // A re-planned gang (an elastic restart on fewer hosts): the ranks' hosts
   // and local ranks for prefixes and --fold headers. Between attempts only.
@@ -143,6 +149,7 @@ private:
   // Per rank: the log file of stdout and of stderr (the same one unless split_logs).
   std::vector<std::array<int, 2>> log_fds_;
   std::vector<std::array<std::string, 2>> log_paths_;
+  RankTagRouter tags_;
   FoldBuffer fold_;
   bool fold_pending_ = false;
   std::string log_error_;

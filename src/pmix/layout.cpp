@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "src/pmix/layout.hpp"
 
+#include <map>
 #include <set>
 
 #include <fmt/core.h>
@@ -105,6 +106,22 @@ int JobLayout::host_of(int rank) const {
     ++host;
   }
   return host;
+}
+
+std::string job_namespace(std::string_view job, std::string_view attempt) {
+  return fmt::format("ddl-{}-{}", job, attempt);
+}
+
+void make_host_names_unique(std::vector<HostShare>& hosts) {
+  std::map<std::string, int> holders;
+  for (const auto& host : hosts) {
+    ++holders[host.name];
+  }
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    if (holders[hosts[i].name] > 1) {
+      hosts[i].name += fmt::format("-ddl{}", i);
+    }
+  }
 }
 
 Result<void> check_layout(const JobLayout& layout) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/util/error.hpp"
@@ -31,6 +32,15 @@ struct JobLayout {
   // The host that runs `rank` (0 <= rank < world_size()).
   int host_of(int rank) const;
 };
+
+// The job's PMIx namespace, the same on every host: "ddl-JOB-ATTEMPT".
+std::string job_namespace(std::string_view job, std::string_view attempt);
+
+// Hosts that go by the same name (two plan hosts on one machine, pods that
+// share a hostname) renamed "NAME-ddlI", I the host's index in the job, so
+// that each host's server, node-map entry and folder is its own. Names that
+// are already unique stay as they are.
+void make_host_names_unique(std::vector<HostShare>& hosts);
 
 // Whether the layout can be registered: a namespace of 1 to 255 characters,
 // at least one host, each with at least one rank and a distinct name without

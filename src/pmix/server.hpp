@@ -36,6 +36,12 @@
 //   rank also gets OMPI_MCA_schizo=ompi (that component declines for an
 //   application, leaving the launch "undetermined") and OMPI_MCA_ess=pmi:
 //   the rank then initializes from PMIx alone. Open MPI 5 reads PMIx itself.
+//   OMPI_MCA_btl_vader_backing_directory is this host's own shared-memory
+//   folder (session_dir.hpp: Open MPI names its segments after the machine,
+//   so two hosts of the job on one machine would share them).
+// - Hosts of one machine: each host's PMIx name is its hostname, or
+//   HOSTNAME-ddlI where hosts share one (make_host_names_unique), so node
+//   map, PMIX_HOSTNAME and folders stay one per host.
 // - Callbacks (PMIx calls them on its own thread; each returns at once):
 //   client_connected and client_finalized are reported; abort reports the
 //   rank, its status and message (the whole gang ends: ddl ignores the proc

@@ -304,6 +304,7 @@ Result<std::vector<std::string>> Server::rank_env(int rank) const {
                                               status_text(status)));
   }
   entries.insert(entries.end(), k_open_mpi_selection.begin(), k_open_mpi_selection.end());
+  entries.push_back("OMPI_MCA_btl_vader_backing_directory=" + state_->dir.shm());
   return entries;
 }
 

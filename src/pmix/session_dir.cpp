@@ -2,6 +2,7 @@
 #include "src/pmix/session_dir.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -32,34 +33,59 @@ std::string temp_base() {
   return tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
 }
 
+constexpr const char* k_shm_base = "/dev/shm";
+
+// mkdtemp of BASE/ddl-pmix.HOST.XXXXXX: the folder's path, or "" (errno set).
+std::string make_unique_dir(const std::string& base, const std::string& host) {
+  std::string pattern = base + "/ddl-pmix." + file_safe(host) + ".XXXXXX";
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  return ::mkdtemp(buffer.data()) != nullptr ? std::string(buffer.data()) : std::string();
+}
+
+Result<void> make_subdir(const std::string& path, const char* what) {
+  if (::mkdir(path.c_str(), 0700) != 0) {
+    return fail(ExitCode::launch,
+                fmt::format("cannot make the PMIx {} folder {}: {}", what, path, std::strerror(errno)));
+  }
+  return {};
+}
+
 } // namespace
 
 Result<SessionDir> SessionDir::create(const std::string& host) {
-  std::string pattern = temp_base() + "/ddl-pmix." + file_safe(host) + ".XXXXXX";
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
-  if (::mkdtemp(buffer.data()) == nullptr) {
-    return fail(ExitCode::launch, fmt::format("cannot make the PMIx server's folder {}: {}",
-                                              pattern, std::strerror(errno)));
-  }
   SessionDir dir;
-  dir.path_ = buffer.data();
+  dir.path_ = make_unique_dir(temp_base(), host);
+  if (dir.path_.empty()) {
+    return fail(ExitCode::launch, fmt::format("cannot make the PMIx server's folder under {}: {}",
+                                              temp_base(), std::strerror(errno)));
+  }
   dir.nsdir_ = dir.path_ + "/job";
-  if (::mkdir(dir.nsdir_.c_str(), 0700) != 0) {
-    return fail(ExitCode::launch, fmt::format("cannot make the PMIx job folder {}: {}",
-                                              dir.nsdir_, std::strerror(errno)));
+  if (auto made = make_subdir(dir.nsdir_, "job"); !made) {
+    return fail(made.error());
+  }
+  if (::access(k_shm_base, W_OK | X_OK) == 0) {
+    dir.shm_ = make_unique_dir(k_shm_base, host);
+  }
+  if (dir.shm_.empty()) {
+    dir.shm_ = dir.path_ + "/shm";
+    if (auto made = make_subdir(dir.shm_, "shared-memory"); !made) {
+      return fail(made.error());
+    }
   }
   return dir;
 }
 
 SessionDir::SessionDir(SessionDir&& other) noexcept
-    : path_(std::exchange(other.path_, {})), nsdir_(std::exchange(other.nsdir_, {})) {}
+    : path_(std::exchange(other.path_, {})), nsdir_(std::exchange(other.nsdir_, {})),
+      shm_(std::exchange(other.shm_, {})) {}
 
 SessionDir& SessionDir::operator=(SessionDir&& other) noexcept {
   if (this != &other) {
     remove();
     path_ = std::exchange(other.path_, {});
     nsdir_ = std::exchange(other.nsdir_, {});
+    shm_ = std::exchange(other.shm_, {});
   }
   return *this;
 }
@@ -67,8 +93,12 @@ SessionDir& SessionDir::operator=(SessionDir&& other) noexcept {
 SessionDir::~SessionDir() { remove(); }
 
 void SessionDir::remove() {
+  std::error_code ignored;
+  if (!shm_.empty()) {
+    std::filesystem::remove_all(shm_, ignored);
+    shm_.clear();
+  }
   if (!path_.empty()) {
-    std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
     path_.clear();
   }

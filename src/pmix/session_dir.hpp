@@ -11,7 +11,12 @@ namespace ddl::pmix {
 // shared-memory files (PMIX_SERVER_TMPDIR) and the ranks' session files
 // (PMIX_TMPDIR, PMIX_NSDIR). Made with mkdtemp under $TMPDIR (else /tmp) and
 // named after the host, so it is this host's alone even where hosts share
-// /tmp; removed, with everything in it, when destroyed.
+// /tmp; removed, with everything in it, when destroyed. Beside it, the ranks'
+// shared-memory folder: Open MPI 4.1 names its segments after the machine's
+// hostname, job and local rank (/dev/shm/vader_segment.HOST.JOB.LOCAL), so two
+// hosts of one job on one machine would map each other's segments unless each
+// host has a folder of its own; ddl's removal also takes the segments a
+// crashed rank leaves.
 class SessionDir {
 public:
   // ExitCode::launch when the folder cannot be made.
@@ -25,11 +30,15 @@ public:
   const std::string& path() const { return path_; }
   // The namespace's own folder inside it (PMIX_NSDIR).
   const std::string& nsdir() const { return nsdir_; }
+  // The ranks' shared-memory folder: under /dev/shm where this user may
+  // write there, else inside path().
+  const std::string& shm() const { return shm_; }
 
 private:
   void remove();
   std::string path_;
   std::string nsdir_;
+  std::string shm_;
 };
 
 } // namespace ddl::pmix

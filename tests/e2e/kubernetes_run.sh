@@ -7,15 +7,7 @@
 source "$DDL_SOURCE_DIR/tests/e2e/common.inc"
 export FAKE_KUBECTL_PODS="$DDL_SOURCE_DIR/tests/fixtures/kubernetes/ready.json"
 export FAKE_KUBECTL_LOG="$t/kubectl.log"
-cat >"$t/job.toml" <<TOML
-[launch]
-backend = "kubernetes"
-[kubernetes]
-namespace = "ml"
-selector = "app=trainer"
-container = "trainer"
-kubectl = "$DDL_SOURCE_DIR/tests/fakes/kubectl"
-TOML
+kubectl_double_job "$t/job.toml"
 marker="ddlk8s$$x$RANDOM"
 
 # Every rank in its pod (3 pods x 2 slots), env byte for byte, no value in

@@ -5,7 +5,9 @@
 # mpirun or orted, each line prefixed with its MPI rank, DDL_RANK per MPI
 # rank; MPI_Abort(comm, 7) from rank 2 ends the job with 7 within seconds and
 # nothing is left; a rank that exits without MPI_Finalize is a failure, not a
-# hang; Ctrl-C; no libpmix on this machine: exit 2 naming what to install;
+# hang; Ctrl-C; two hosts of the list that are both this machine (127.0.0.1
+# and localhost) run as one world, each with its own PMIx name and folders;
+# no libpmix on this machine: exit 2 naming what to install;
 # --mpi pmix with backend mpirun and bad values: exit 2.
 source "$(dirname "$0")/common.inc"
 command -v mpicc >/dev/null || skip "mpicc (libopenmpi-dev) is not installed"
@@ -14,6 +16,8 @@ fixtures=$DDL_SOURCE_DIR/tests/fixtures/mpi
 mpicc -O1 -o "$t/ring_c" "$fixtures/ring.c"
 mpicc -O1 -o "$t/pmix_hello" "$fixtures/pmix_hello.c"
 mpicc -O1 -o "$t/pmix_fail" "$fixtures/pmix_fail.c"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+cc -O1 -o "$t/pmix_keys" "$fixtures/pmix_keys.c" $(pkg-config --cflags --libs pmix)
 export TMPDIR=$t/tmp
 mkdir "$TMPDIR"
 me=$(hostname)
@@ -93,6 +97,40 @@ ddl_pid=""
 [[ $got == 130 ]] || fail "Ctrl-C gave exit $got: $(cat "$t/err")"
 [[ -z $(pgrep -f -- "$t/pmix_fail") ]] || fail "ranks left after Ctrl-C: $(pgrep -af -- "$t/pmix_fail")"
 
+# --log-dir: one log per MPI rank (rank-R.attempt-0.log, its lines without
+# the tag), not per host; with split logs each stream's own.
+# shellcheck disable=SC2016 # expanded by each rank's sh
+expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:3 --np 5 --log-dir "$t/logs" -- \
+  sh -c 'echo "out $DDL_RANK"; echo "err $DDL_RANK" >&2'
+for r in 0 1 2 3 4; do
+  [[ $(cat "$t/logs/rank-$r.attempt-0.log") == "out $r"$'\n'"err $r" ]] ||
+    fail "rank $r's log: $(cat "$t/logs/rank-$r.attempt-0.log")"
+done
+[[ $(find "$t/logs" -type f | wc -l) == 5 ]] || fail "not 5 logs: $(ls "$t/logs")"
+# shellcheck disable=SC2016 # expanded by each rank's sh
+expect_exit 0 run --mpi pmix --np 3 --log-dir "$t/split" --split-logs -- sh -c 'echo "out $DDL_RANK"; echo "err $DDL_RANK" >&2'
+[[ $(cat "$t/split/rank-2.attempt-0.stdout.log") == "out 2" ]] || fail "rank 2's stdout log: $(ls "$t/split")"
+[[ $(cat "$t/split/rank-2.attempt-0.stderr.log") == "err 2" ]] || fail "rank 2's stderr log: $(ls "$t/split")"
+expect_exit 7 run --mpi pmix --np 3 --log-dir "$t/abort" "$t/pmix_fail" abort 7 2
+expect_contains "$t/abort/rank-2.attempt-0.log" "rank 2 started"
+expect_not_contains "$t/abort/rank-1.attempt-0.log" "rank 2 started"
+
+# Two hosts of the list that are this one machine: one world of 4, not two
+# servers under one name (refused before) nor Open MPI's shared-memory
+# segments of both hosts under one name (rank 1 crashed in MPI_Barrier before).
+shm_dirs() { find /dev/shm -maxdepth 1 -name 'ddl-pmix.*' | sort; }
+shm_before=$(shm_dirs)
+expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 /usr/bin/python3 -m mpi4py.bench helloworld
+for r in 0 1 2 3; do expect_contains "$t/out" "[$r] Hello, World! I am process $r of 4 on $me."; done
+expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 /usr/bin/python3 -m mpi4py.bench ringtest -n 1024 -l 10
+expect_contains "$t/out" "(4 processes, 1024 bytes)"
+expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 "$t/pmix_hello" 0
+expect_contains "$t/out" "[3] hello rank 3 of 4 universe 4 on $me sum 6"
+expect_exit 7 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 "$t/pmix_fail" abort 7 3
+expect_contains "$t/err" "rank 3 called MPI_Abort with status 7"
+left=$(comm -13 <(echo "$shm_before") <(shm_dirs) || true)
+[[ -z $left ]] || fail "left in /dev/shm: $left"
+
 # Refused: --mpi pmix with backend mpirun, an unknown value, a bad [mpi] key,
 # --output-ranks (the gang is one worker per host).
 expect_exit 2 run --mpi pmix --backend mpirun --np 2 "$t/ring_c"
@@ -105,18 +143,40 @@ expect_contains "$t/err" "bad.toml:2:10: mpi.launch: "
 expect_exit 2 run --mpi pmix --np 2 --output-ranks 1 "$t/ring_c"
 expect_contains "$t/err" "--output-ranks: not available with --mpi pmix"
 
-# The dry run shows the gang: one pmix-host worker per host with the counts.
+# The dry run shows the gang: one pmix-host worker per host with the counts,
+# and the MPI world the workers build: each rank's host and PMIx keys, the
+# keys every rank sees and each host's; the same keys the ranks then get.
 expect_exit 0 run --mpi pmix --np 3 --dry-run "$t/ring_c"
 expect_contains "$t/out" "worker pmix-host --host-ranks 3"
+expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:3 --np 5 --dry-run "$t/pmix_keys"
+cp "$t/out" "$t/dry"
+expect_contains "$t/dry" "MPI world (--mpi pmix): 5 ranks on 2 hosts, PMIx namespace ddl-ddl-0, no mpirun."
+expect_contains "$t/dry" "pmix.job.size=5 "
+expect_contains "$t/dry" "pmix.nmap=$me-ddl0,$me-ddl1 pmix.pmap=0,1;2,3,4 "
+expect_contains "$t/dry" "  localhost: pmix.local.size=3 pmix.node.size=3 pmix.lpeers=2,3,4 pmix.lldr=2 "
+grep -Eq "^4 +localhost +$me-ddl1 +pmix.rank=4 .*pmix.lrank=2 pmix.nrank=2 pmix.hname=$me-ddl1 pmix.nodeid=1\$" "$t/dry" ||
+  fail "no row of rank 4 in the dry run: $(cat "$t/dry")"
+expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:3 --np 5 "$t/pmix_keys"
+for want in "pmix.lpeers=2,3,4" "pmix.lrank=2" "pmix.hname=$me-ddl1" "pmix.nodeid=1" "pmix.job.size=5"; do
+  expect_contains "$t/out" "[4] 4 $want"
+done
+expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:3 --np 5 --dry-run --json "$t/pmix_keys"
+/usr/bin/python3 - "$t/out" "$me" <<'PY' || fail "the dry run's mpi_world: $(cat "$t/out")"
+import json, sys
+world = json.load(open(sys.argv[1]))["mpi_world"]
+me = sys.argv[2]
+assert world["namespace"] == "ddl-ddl-0" and world["world_size"] == 5, world
+assert world["keys"]["pmix.num.nodes"] == 2 and world["keys"]["pmix.spawned"] is False, world["keys"]
+assert [h["ranks"] for h in world["hosts"]] == [[0, 1], [2, 3, 4]], world["hosts"]
+assert world["hosts"][1]["pmix_host"] == me + "-ddl1", world["hosts"]
+assert world["ranks"][3]["keys"]["pmix.lrank"] == 1, world["ranks"][3]
+assert world["ranks"][3]["env"]["DDL_RANK"] == "3" and world["ranks"][3]["env"]["DDL_LOCAL_SIZE"] == "3"
+PY
 
 # No libpmix on this machine (hidden in a mount namespace of its own):
 # exit 2 naming what to install, nothing started.
-pmix_lib=$(readlink -f "$(ldconfig -p | awk '/libpmix\.so\.2 / {print $NF; exit}')")
-if [[ $(id -u) == 0 && -n $pmix_lib ]] && command -v unshare >/dev/null; then
-  # shellcheck disable=SC2016 # expanded by that sh
-  expect_exit 2 unshare -m --propagation private sh -c \
-    'mount -t tmpfs none "$1" && exec "$2" run --mpi pmix --np 2 "$3"' \
-    sh "$(dirname "$pmix_lib")" "$DDL" "$t/ring_c"
+if can_hide_libpmix; then
+  expect_exit 2 without_libpmix "$DDL" run --mpi pmix --np 2 "$t/ring_c"
   expect_contains "$t/err" "--mpi pmix: ddl cannot host a PMIx server on this machine: OpenPMIx's library is not installed"
   expect_contains "$t/err" "apt-get install libpmix2"
   expect_not_contains "$t/out" "process"

@@ -105,12 +105,8 @@ expect_contains "$t/err" "cannot start rank 0 ($t/no-such-program): No such file
 
 # A host without libpmix (hidden in a mount namespace of its own): exit 2,
 # said plainly, nothing started.
-pmix_lib=$(readlink -f "$(ldconfig -p | awk '/libpmix\.so\.2 / {print $NF; exit}')")
-if [[ $(id -u) == 0 && -n $pmix_lib ]] && command -v unshare >/dev/null; then
-  # shellcheck disable=SC2016 # expanded by that sh
-  expect_exit 2 unshare -m --propagation private sh -c \
-    'mount -t tmpfs none "$1" && exec "$2" worker pmix-host --ranks 2 -- "$3"' \
-    sh "$(dirname "$pmix_lib")" "$DDL" "$t/pmix_hello"
+if can_hide_libpmix; then
+  expect_exit 2 without_libpmix "$DDL" worker pmix-host --ranks 2 -- "$t/pmix_hello"
   expect_contains "$t/err" "cannot host a PMIx server: OpenPMIx's library is not installed on this host"
   expect_not_contains "$t/out" "hello rank"
 fi

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <future>
 
 #include "src/pmix/fence_exchange.hpp"
@@ -176,6 +177,7 @@ TEST_CASE("SessionDir: named after the host, unique, removed", "[pmix]") {
   std::filesystem::create_directories(base);
   ::setenv("TMPDIR", base.c_str(), 1);
   std::string first_path;
+  std::string shm_path;
   {
     auto first = SessionDir::create("node a/1");
     auto second = SessionDir::create("node a/1");
@@ -187,8 +189,14 @@ TEST_CASE("SessionDir: named after the host, unique, removed", "[pmix]") {
     CHECK(first->nsdir() == first->path() + "/job");
     CHECK(std::filesystem::is_directory(first->nsdir()));
     std::filesystem::create_directories(first->nsdir() + "/rank0/deep");
+    shm_path = first->shm();
+    CHECK(shm_path != second->shm());
+    CHECK(shm_path.find("/ddl-pmix.node_a_1.") != std::string::npos);
+    CHECK(std::filesystem::is_directory(shm_path));
+    std::ofstream(shm_path + "/vader_segment.left.by.a.crash") << "x";
   }
   CHECK_FALSE(std::filesystem::exists(first_path));
+  CHECK_FALSE(std::filesystem::exists(shm_path));
   CHECK(std::filesystem::is_empty(base));
   if (kept.empty()) {
     ::unsetenv("TMPDIR");

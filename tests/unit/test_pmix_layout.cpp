@@ -9,6 +9,7 @@
 #include "src/pmix/keys.hpp"
 #include "src/pmix/layout.hpp"
 #include "src/pmix/server.hpp"
+#include "src/pmix/world_view.hpp"
 
 using namespace ddl::pmix;
 
@@ -75,6 +76,44 @@ TEST_CASE("check_layout", "[pmix]") {
     CHECK(check_layout(JobLayout{"ns", {{"h1", 1}}, 1}).error().message ==
           "host index 1 is not one of the job's 1 hosts");
   }
+}
+
+TEST_CASE("make_host_names_unique: hosts of one machine get names of their own", "[pmix]") {
+  std::vector<HostShare> hosts{{"vm", 2}, {"other", 1}, {"vm", 2}, {"vm-ddl0x", 1}};
+  make_host_names_unique(hosts);
+  CHECK(hosts[0].name == "vm-ddl0");
+  CHECK(hosts[1].name == "other");
+  CHECK(hosts[2].name == "vm-ddl2");
+  CHECK(hosts[3].name == "vm-ddl0x");
+  CHECK(check_layout(JobLayout{"ns", hosts, 2}));
+  SECTION("distinct names stay as they are") {
+    std::vector<HostShare> distinct{{"h1", 1}, {"h2", 1}};
+    make_host_names_unique(distinct);
+    CHECK(distinct[0].name == "h1");
+    CHECK(distinct[1].name == "h2");
+  }
+}
+
+TEST_CASE("world_view: the world --dry-run shows, from the registered keys", "[pmix]") {
+  WorldView world{two_hosts(0), {"a", "b"}};
+  std::string text = world_text(world);
+  CHECK(text.find("MPI world (--mpi pmix): 5 ranks on 2 hosts, PMIx namespace ddl-job-0, no mpirun.") !=
+        std::string::npos);
+  CHECK(text.find("\n4     b     h2         pmix.rank=4 pmix.grank=4 pmix.apprank=4 pmix.appnum=0 "
+                  "pmix.lrank=2 pmix.nrank=2 pmix.hname=h2 pmix.nodeid=1\n") != std::string::npos);
+  CHECK(text.find("pmix.nmap=h1,h2 pmix.pmap=0,1;2,3,4 ") != std::string::npos);
+  CHECK(text.find("  a: pmix.local.size=2 pmix.node.size=2 pmix.lpeers=0,1 pmix.lldr=0 "
+                  "pmix.tmpdir=<TMPDIR>/ddl-pmix.h1.XXXXXX ") != std::string::npos);
+  auto json = world_json(world);
+  CHECK(json["namespace"] == "ddl-job-0");
+  CHECK(json["keys"]["pmix.job.size"] == 5);
+  CHECK(json["keys"]["pmix.spawned"] == false);
+  CHECK_FALSE(json["keys"].contains("pmix.lpeers"));
+  CHECK(json["hosts"][1]["keys"]["pmix.lpeers"] == "2,3,4");
+  CHECK(json["hosts"][1]["ranks"].size() == 3);
+  CHECK(json["ranks"][3]["keys"]["pmix.lrank"] == 1);
+  CHECK(json["ranks"][3]["env"]["DDL_NODE_RANK"] == "1");
+  CHECK(job_namespace("train", "2") == "ddl-train-2");
 }
 
 TEST_CASE("namespace_keys: what Open MPI 4.1 reads", "[pmix]") {
@@ -144,6 +183,11 @@ TEST_CASE("Server: in-process start, launch env, folder removed", "[pmix]") {
     CHECK(has("PMIX_RANK=1"));
     CHECK(has("OMPI_MCA_schizo=ompi"));
     CHECK(has("OMPI_MCA_ess=pmi"));
+    CHECK(std::any_of(env->begin(), env->end(), [](const std::string& e) {
+      return e.starts_with("OMPI_MCA_btl_vader_backing_directory=") &&
+             e.find("/ddl-pmix.unit-host.") != std::string::npos &&
+             std::filesystem::is_directory(e.substr(e.find('=') + 1));
+    }));
     CHECK(std::any_of(env->begin(), env->end(),
                       [](const std::string& e) { return e.starts_with("PMIX_SERVER_URI"); }));
     auto second = Server::start(JobLayout{"other", {{"unit-host", 1}}, 0}, {});

@@ -250,7 +250,11 @@ TEST_CASE("[mpi] launch and --mpi: mpirun or pmix", "[job][errors][pmix]") {
   REQUIRE(overridden);
   CHECK(overridden->mpi.launch == ddl::MpiLaunch::mpirun);
   CHECK(errors("[mpi]\nlaunch = \"pmi\"\n") ==
-        "job.toml:2:10: mpi.launch: 'pmi' is not one of mpirun, pmix; did you mean 'pmix'?");
+        "job.toml:2:10: mpi.launch: 'pmi' is not one of mpirun, pmix, auto; did you mean 'pmix'?");
   overrides.mpi = "orted";
-  CHECK(errors("", overrides).starts_with("--mpi: 'orted' is not one of mpirun, pmix"));
+  CHECK(errors("", overrides).starts_with("--mpi: 'orted' is not one of mpirun, pmix, auto"));
+  auto automatic = ddl::parse_job("[mpi]\nlaunch = \"auto\"\n", "job.toml", {});
+  REQUIRE(automatic);
+  CHECK(automatic->mpi.launch == ddl::MpiLaunch::automatic);
+  CHECK(ddl::to_string(ddl::MpiLaunch::automatic) == "auto");
 }

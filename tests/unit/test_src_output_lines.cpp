@@ -133,3 +133,32 @@ TEST_CASE("Output never shows a secret cut across pieces at the line cap", "[out
   }
   CHECK(out.text() == "[0+] aaa \n[0] [redacted] bbb\n[1+] ccc \n[1] s3\n");
 }
+
+TEST_CASE("RankTagRouter: a host's lines to the logs of its MPI ranks", "[output]") {
+  using ddl::LineEnd;
+  using ddl::Stream;
+  ddl::RankTagRouter router({2, 3});
+  REQUIRE(router.active());
+  CHECK(router.world_size() == 5);
+  auto routed = [&](int host, Stream stream, std::string_view text, LineEnd end = LineEnd::newline) {
+    auto r = router.route(host, stream, text, end);
+    return std::to_string(r.rank) + ":" + std::string(r.text);
+  };
+  CHECK(routed(1, Stream::out, "[3] hello") == "3:hello");
+  CHECK(routed(0, Stream::err, "[1] ] [2] x") == "1:] [2] x");
+  // The worker's own words, and a tag of another host's rank: the host's first rank, whole.
+  CHECK(routed(1, Stream::err, "ddl: error: rank 3 called MPI_Abort") == "2:ddl: error: rank 3 called MPI_Abort");
+  CHECK(routed(1, Stream::out, "[0] not this host's") == "2:[0] not this host's");
+  CHECK(routed(0, Stream::out, "[1]no blank") == "0:[1]no blank");
+  CHECK(routed(0, Stream::out, "[] x") == "0:[] x");
+  // A cut piece and a '\r' update go on where they started, per stream.
+  CHECK(routed(1, Stream::out, "[4] long", LineEnd::partial) == "4:long");
+  CHECK(routed(1, Stream::err, "[3] other stream") == "3:other stream");
+  CHECK(routed(1, Stream::out, "[2] still rank 4's line", LineEnd::carriage) == "4:[2] still rank 4's line");
+  CHECK(routed(1, Stream::out, " end") == "4: end");
+  CHECK(routed(1, Stream::out, "[2] next") == "2:next");
+  router.route(0, Stream::out, "[1] cut", LineEnd::partial);
+  router.reset();
+  CHECK(routed(0, Stream::out, "[0] new attempt") == "0:new attempt");
+  CHECK_FALSE(ddl::RankTagRouter().active());
+}

@@ -70,6 +70,8 @@ bool is_mpi_library(std::string_view soname) {
   return false;
 }
 
+bool is_open_mpi_library(std::string_view soname) { return soname == "libmpi.so.40"; }
+
 std::optional<MpiProgram> mpi_program(const JobSpec& job) {
   const std::string word = program_word(job);
   auto path = word.empty() ? std::nullopt : program_path(job, word);

@@ -32,6 +32,9 @@ std::optional<MpiProgram> mpi_program(const JobSpec& job);
 
 // True for the names of MPI's libraries above ("libmpich.so.12").
 bool is_mpi_library(std::string_view soname);
+// True for Open MPI's libmpi (ABI 40: Open MPI 3.0 to 5), the MPI that ddl's
+// PMIx launch is proven with; not MPICH's or Intel MPI's libmpi.so.12.
+bool is_open_mpi_library(std::string_view soname);
 
 // The singleton guard: ranks started one by one, outside any MPI launcher,
 // would each be an MPI world of one (MPI's "singleton" start). When more than
