@@ -162,7 +162,7 @@ complete -c ddl -n "$persona_torchrun" -l master-addr -l master_addr -r -d 'Must
 complete -c ddl -n "$persona_torchrun" -l master-port -l master_port -r -d '[torch] master_port (0: a free one)'
 complete -c ddl -n "$persona_torchrun" -l local-addr -l local_addr -r -d 'Accepted; ddl finds each host\'s address'
 complete -c ddl -n "$persona_torchrun" -l logs-specs -l logs_specs -r -d 'Refused: ddl writes the logs itself'
-complete -c ddl -n "$persona_torchrun" -l numa-binding -l numa_binding -r -d 'Refused: ddl binds no NUMA nodes'
+complete -c ddl -n "$persona_torchrun" -l numa-binding -l numa_binding -x -a 'node' -d 'Only node: each rank bound to the NUMA node of its GPU (--bind gpu)'
 complete -c ddl -n "$persona_torchrun" -l signals-to-handle -l signals_to_handle -r -d 'Accepted; ddl forwards SIGINT and SIGTERM (and USR1, USR2, CONT, TSTP)'
 complete -c ddl -n "$persona_torchrun" -s H -l hosts -r -d 'ddl\'s hosts, e.g. node[01-04]:8,gpu-a:4'
 complete -c ddl -n "$persona_torchrun" -l hostfile -r -d 'Hosts from an Open MPI, DeepSpeed or MPICH hostfile'

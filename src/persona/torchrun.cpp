@@ -54,7 +54,8 @@ std::vector<Option> make_table() {
       {{"--master-port", "--master_port"}, Arity::value, "PORT", "[torch] master_port (0: a free one)", master_port},
       {{"--local-addr", "--local_addr"}, Arity::value, "ADDR", "Accepted; ddl finds each host's address", local_addr},
       {{"--logs-specs", "--logs_specs"}, Arity::value, "NAME", "Refused: ddl writes the logs itself", logs_specs},
-      {{"--numa-binding", "--numa_binding"}, Arity::value, "MODE", "Refused: ddl binds no NUMA nodes", numa_binding},
+      {{"--numa-binding", "--numa_binding"}, Arity::value, "node",
+       "Only node: each rank bound to the NUMA node of its GPU (--bind gpu)", numa_binding},
       {{"--signals-to-handle", "--signals_to_handle"}, Arity::value, "SIG,...",
        "Accepted; ddl forwards SIGINT and SIGTERM (and USR1, USR2, CONT, TSTP)", signals_to_handle},
   };
@@ -92,7 +93,7 @@ struct State {
 std::vector<Given> from_environment(const Machine& machine) {
   std::vector<Given> found;
   for (const Option& option : table()) {
-    if (option.id >= static_cast<int>(DdlOption::job) || option.id == logs_specs || option.id == numa_binding) {
+    if (option.id >= static_cast<int>(DdlOption::job) || option.id == logs_specs) {
       continue;
     }
     std::string dest(option.names.back().substr(2));
@@ -159,6 +160,19 @@ Result<void> read_local_ranks(const Given& given, State& state) {
   return {};
 }
 
+// torchrun's node binds a rank to the NUMA node of its GPU, as ddl's
+// --bind gpu does; ddl has nothing for its socket, exclusive and
+// core-complex modes.
+Result<void> read_numa_binding(const Given& given, Launch& launch) {
+  if (given.value() != "node") {
+    return option_error(given, "ddl binds a rank to its GPU's NUMA node (node, ddl's --bind gpu), or to cores or "
+                               "NUMA nodes dealt among the host's ranks (ddl run --bind core|numa); it has no "
+                               "socket, exclusive or core-complex binding");
+  }
+  launch.overrides.bind = "gpu";
+  return {};
+}
+
 Result<void> read_signals(const Given& given) {
   for (const std::string& item : split(given.value(), ',')) {
     if (!parse_catchable_signal(trim(item))) {
@@ -191,7 +205,6 @@ Result<void> read_refused(const Given& given) {
   case logs_specs:
     return option_error(given, "a torchrun logging plugin has no meaning under ddl, which writes the rank logs "
                                "itself: use --log-dir DIR");
-  case numa_binding: return option_error(given, "ddl does not bind ranks to NUMA nodes; drop it");
   case redirects:
     if (given.value() == "0") {
       return {};
@@ -228,6 +241,7 @@ Result<void> read_value(const Given& given, State& state) {
   }
   case role: launch.overrides.env.push_back("ROLE_NAME=" + given.value()); return {};
   case log_dir: launch.overrides.log_dir = given.value(); return {};
+  case numa_binding: return read_numa_binding(given, launch);
   case tee: state.tee = given; return {};
   case local_ranks_filter: return read_local_ranks(given, state);
   case master_addr: state.master_addr = given; return {};

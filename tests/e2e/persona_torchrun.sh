@@ -83,7 +83,9 @@ refused "--nnodes 2: the job has 1 host (localhost); ddl starts every node itsel
   --nnodes=2 --nproc-per-node=1 t.py
 refused "--standalone runs one node, but the job has 2 hosts: drop --standalone to run on all of them" \
   -H node-a,node-b --standalone t.py
-refused "--numa-binding node: ddl does not bind ranks to NUMA nodes; drop it" --numa-binding node t.py
+refused "--numa-binding socket: ddl binds a rank to its GPU's NUMA node (node, ddl's --bind gpu), or to cores or NUMA nodes dealt among the host's ranks (ddl run --bind core|numa); it has no socket, exclusive or core-complex binding" --numa-binding socket t.py
+expect_exit 0 timeout 10 "$DDL" torchrun --dry-run --numa-binding node --nproc-per-node 2 t.py
+expect_contains "$t/out" "CPU binding (bind = gpu, from each host's topology):"
 refused "--logs-specs mine: a torchrun logging plugin has no meaning under ddl" --logs-specs mine t.py
 refused "-r 3: ddl always shows rank output on its own stdout and stderr" -r 3 t.py
 refused "--tee 3: ddl writes rank logs to --log-dir: add --log-dir DIR" --tee 3 t.py
