@@ -152,11 +152,14 @@ TEST_CASE("read_torchrun", "[persona]") {
           "--nnodes 2: the job has 1 host (localhost); ddl starts every node itself, so name them all: "
           "-H node1,node2 or --hostfile FILE");
   }
-  SECTION("refused: a node rank, a rendezvous on another host, NUMA binding") {
+  SECTION("refused: a node rank, a rendezvous on another host, NUMA binding but node") {
     CHECK(error_of(read_torchrun({"--node-rank=1", "t.py"}, machine)).starts_with(
         "--node-rank 1: ddl starts every node from this one command"));
-    CHECK(error_of(read_torchrun({"--numa-binding", "node", "t.py"}, machine)) ==
-          "--numa-binding node: ddl does not bind ranks to NUMA nodes; drop it");
+    CHECK(error_of(read_torchrun({"--numa-binding", "socket", "t.py"}, machine))
+              .starts_with("--numa-binding socket: ddl binds a rank to its GPU's NUMA node (node, ddl's --bind gpu)"));
+    auto numa = read_torchrun({"--numa-binding", "node", "t.py"}, machine);
+    REQUIRE(numa);
+    CHECK(numa->overrides.bind == std::optional<std::string>("gpu"));
     CHECK(error_of(read_torchrun({"-r", "3", "t.py"}, machine)).starts_with("-r 3: ddl always shows rank output"));
     CHECK(error_of(read_torchrun({"--tee=3", "t.py"}, machine)) ==
           "--tee 3: ddl writes rank logs to --log-dir: add --log-dir DIR");
