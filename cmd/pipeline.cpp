@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <random>
 
 #include <fmt/core.h>
@@ -151,6 +152,37 @@ std::vector<HostInterface> interfaces_toward(Backend& backend, const Inventory& 
   return found;
 }
 
+// One warning per reason, naming its hosts (the first few of many): a dry
+// run of a thousand hosts has one reason for them all.
+void warn_hosts_without_interface(const Plan& plan, const std::vector<HostInterface>& found,
+                                  const std::string& target) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;
+  for (std::size_t h = 0; h < found.size() && h < plan.hosts.size(); ++h) {
+    if (!found[h].name.empty() || found[h].unreachable) {
+      continue;
+    }
+    auto same = std::ranges::find_if(by_reason, [&](const auto& entry) { return entry.first == found[h].why; });
+    if (same == by_reason.end()) {
+      by_reason.emplace_back(found[h].why, std::vector<std::string>{});
+      same = std::prev(by_reason.end());
+    }
+    same->second.push_back(plan.hosts[h].name);
+  }
+  constexpr std::size_t k_named = 3;
+  for (const auto& [why, hosts] : by_reason) {
+    std::string names;
+    for (std::size_t i = 0; i < hosts.size() && i < k_named; ++i) {
+      names += (i == 0 ? "" : ", ") + hosts[i];
+    }
+    if (hosts.size() > k_named) {
+      names = fmt::format("{} hosts ({} and {} more)", hosts.size(), names, hosts.size() - k_named);
+    }
+    spdlog::warn("{}: no interface toward rank 0 ({}): {}; GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and "
+                 "HOROVOD_GLOO_IFACE are not set there",
+                 names, target, why);
+  }
+}
+
 } // namespace
 
 std::string rank0_address(const Plan& plan) {
@@ -167,13 +199,7 @@ Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& b
     return fail(stop::error("probing each host's network interface"));
   }
   log_interfaces(plan, found);
-  for (std::size_t h = 0; h < found.size() && h < plan.hosts.size(); ++h) {
-    if (found[h].name.empty() && !found[h].unreachable) {
-      spdlog::warn("{}: no interface toward rank 0 ({}): {}; GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME and "
-                   "HOROVOD_GLOO_IFACE are not set there",
-                   plan.hosts[h].name, target, found[h].why);
-    }
-  }
+  warn_hosts_without_interface(plan, found, target);
   return found;
 }
 

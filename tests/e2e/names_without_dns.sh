@@ -56,4 +56,7 @@ ms_of expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" --dry-run --backend ssh -H
 ((took < 1500)) || fail "a dry run with rank 0 on a name that does not resolve took ${took}ms: it waited on DNS"
 grep -qE "^${NETNS_ADDRS[0]//./\\.} +- +- +not asked: a dry run does not look x1\\.invalid up in DNS$" "$t/out" ||
   { cat "$t/out"; fail "the numeric host's interface row when rank 0 is x1.invalid"; }
+# One warning for the 41 hosts that have the same reason, not 41.
+[[ $(grep -c "no interface toward rank 0" "$t/err") == 1 ]] || { cat "$t/err"; fail "not one warning for 41 hosts"; }
+expect_contains "$t/err" "ddl: warning: 41 hosts (x1.invalid, x2.invalid, x3.invalid and 38 more): no interface toward rank 0 (x1.invalid): not asked: a dry run does not look x1.invalid up in DNS;"
 echo PASS
