@@ -60,7 +60,33 @@ void LabeledOutput::line(Stream stream, std::string_view text) {
   if (stream == Stream::err && marker(labeled->second)) {
     return;
   }
+  if (stream == Stream::err) {
+    mpi_abort_says(labeled->first, labeled->second);
+  }
   to_rank(labeled->first, stream, labeled->second);
+}
+
+// Open MPI's two lines from the aborting rank itself: "MPI_ABORT was invoked
+// on rank 3 in communicator MPI_COMM_WORLD", then "with errorcode 6.".
+void LabeledOutput::mpi_abort_says(int rank, std::string_view text) {
+  if (text.starts_with("MPI_ABORT was invoked on rank ")) {
+    abort_begun_by_ = rank;
+    return;
+  }
+  constexpr std::string_view with_code = "with errorcode ";
+  if (abort_begun_by_ != rank || !text.starts_with(with_code)) {
+    return;
+  }
+  abort_begun_by_.reset();
+  std::string_view number = trim(text.substr(with_code.size()));
+  if (number.ends_with('.')) {
+    number.remove_suffix(1);
+  }
+  auto code = parse_int(number);
+  if (code && !mpi_abort_) {
+    // The process exits with the code's low byte, as MPI_Abort's exit does.
+    mpi_abort_ = std::pair{rank, static_cast<int>(*code & 0xff)};
+  }
 }
 
 // "slurmstepd-h1: error: *** STEP 7.0 ON h1 CANCELLED AT 2026-... ***" (it
@@ -137,6 +163,9 @@ std::vector<std::pair<int, int>> LabeledOutput::take_ended() { return std::excha
 std::optional<std::pair<int, int>> LabeledOutput::first_failure() const {
   if (first_own_) {
     return first_own_;
+  }
+  if (mpi_abort_ && mpi_abort_->second != 0) {
+    return mpi_abort_;
   }
   return srun_reported_ ? srun_reported_ : first_;
 }

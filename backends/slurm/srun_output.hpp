@@ -39,8 +39,11 @@ public:
 
   // The rank whose command failed first, and its exit code: the first
   // marker, except that a rank ended by the step's own SIGTERM (143) gives
-  // way to a later one that failed on its own, or to srun's "task R: Exited
-  // with exit code C" when that rank's marker was lost with the step.
+  // way to a later one that failed on its own, to Open MPI's "MPI_ABORT was
+  // invoked on rank R ... with errorcode C" (Slurm's PMIx cancels the step
+  // on MPI_Abort, and may kill the aborting rank's script before its
+  // marker), or to srun's "task R: Exited with exit code C" when that rank's
+  // marker was lost with the step.
   std::optional<std::pair<int, int>> first_failure() const;
   // "JOB.STEP" once rank 0 has said it.
   std::optional<std::string> step() const { return step_; }
@@ -55,6 +58,7 @@ private:
   bool marker(std::string_view text);
   void srun_says(std::string_view text);
   void stepd_says(std::string_view text);
+  void mpi_abort_says(int rank, std::string_view text);
   void ended(int rank, int code);
 
   int world_size_;
@@ -63,6 +67,8 @@ private:
   std::optional<std::pair<int, int>> first_;
   std::optional<std::pair<int, int>> first_own_;
   std::optional<std::pair<int, int>> srun_reported_;
+  std::optional<int> abort_begun_by_;             // the rank whose "MPI_ABORT was invoked" came last
+  std::optional<std::pair<int, int>> mpi_abort_;  // the first rank's MPI_Abort and its code
   std::vector<std::pair<int, int>> ended_;
   std::vector<bool> seen_ended_;
   std::optional<std::string> step_;

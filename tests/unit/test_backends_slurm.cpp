@@ -85,6 +85,22 @@ TEST_CASE("srun --label output: srun's own report when the marker is lost", "[sl
   CHECK(*output.first_failure() == std::pair{2, 3});
 }
 
+TEST_CASE("srun --label output: Open MPI's MPI_Abort when the step's cancel took the marker", "[slurm]") {
+  slurm::LabeledOutput output(4, [](int, Stream, std::string_view) {});
+  output.feed(Stream::err, " 0: slurmstepd-h1: error: *** STEP 4.0 ON h1 CANCELLED AT 2026-11-26T07:11:19 ***\n");
+  output.feed(Stream::err, " 3: MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD\n");
+  output.feed(Stream::err, " 2: with errorcode 9.\n");  // another rank's line between changes nothing
+  output.feed(Stream::err, " 3: with errorcode 6.\n");
+  output.feed(Stream::err, " 0: ddl-slurm: rank 0 exit 143\n");
+  output.finish();
+  REQUIRE(output.first_failure());
+  CHECK(*output.first_failure() == std::pair{3, 6});
+  auto blame = output.blame(RankExit{143, 0, ""}, {});
+  REQUIRE(blame);
+  CHECK(blame->rank == 3);
+  CHECK(blame->how.code == 6);
+}
+
 TEST_CASE("srun --label output: each rank's end once, as it comes", "[slurm]") {
   slurm::LabeledOutput output(4, [](int, Stream, std::string_view) {});
   CHECK(output.take_ended().empty());
