@@ -66,9 +66,11 @@ std::string rank_script(int world_size, const RankScript& script) {
   return rank_script_head(script, world_size, "DDL_RSH_TRANSPORT DDL_RSH_JOB") +
          // A watchdog: if mpirun (or its daemon) goes away without ending this
          // rank, end the rank's process group (TERM, then KILL). Ended, it
-         // ends its sleep too: nothing of the rank's may outlive it.
+         // ends its sleep too and waits for it: a TERM that lands in the sleep
+         // between its fork and its exec is lost (the shell's handler is still
+         // in place there), and the sleep would outlive the rank by a second.
          "__ddl_p=$PPID\n"
-         "( trap \"kill \\$! 2>/dev/null; exit 0\" TERM\n"
+         "( trap \"kill \\$! 2>/dev/null; wait \\$!; exit 0\" TERM\n"
          "  while kill -0 \"$__ddl_p\" 2>/dev/null; do sleep 1 & wait $!; done\n"
          "  kill -s TERM -- -$$ 2>/dev/null; sleep 2 & wait $!; kill -s KILL -- -$$ 2>/dev/null ) </dev/null >/dev/null 2>&1 &\n"
          "__ddl_w=$!\n"
