@@ -40,6 +40,16 @@ wait_seen() {
   fail "the ranks never started: $(cat "$t/err")"
 }
 
+# start_spinning NAME NP: job NAME$marker with NP ranks that spin until
+# killed, started in the background ($ddl_pid) and waited for until all run.
+start_spinning() {
+  rm -f "$t"/seen-*
+  job_file "$1$marker" "echo up >$t/seen-\$DDL_RANK; while :; do sleep 0.1; done"
+  "$DDL" run "$t/$1$marker.toml" --np "$2" >"$t/out" 2>"$t/err" &
+  ddl_pid=$!
+  wait_seen "$2" "$ddl_pid"
+}
+
 # In the image, with the env file's value, in the container's workdir; the
 # value on no process's command line (podman's and conmon's included).
 job_file "run$marker" "echo \\\"\$DDL_RANK \$SECRET \$(cat /ddl-image) \$(pwd)\\\" >$t/seen-\$DDL_RANK; while [ ! -e $t/go ]; do sleep 0.05; done"
@@ -73,11 +83,7 @@ expect_none_left
 echo "ok: a failing rank, and a peer killed after grace, leave no container"
 
 # Ctrl-C: exit 130, every container gone.
-rm -f "$t"/seen-*
-job_file "int$marker" "echo up >$t/seen-\$DDL_RANK; while :; do sleep 0.1; done"
-"$DDL" run "$t/int$marker.toml" --np 2 >"$t/out" 2>"$t/err" &
-ddl_pid=$!
-wait_seen 2 "$ddl_pid"
+start_spinning int 2
 kill -INT "$ddl_pid"
 got=0; wait "$ddl_pid" || got=$?
 [[ $got == 130 ]] || fail "Ctrl-C: exit $got, not 130: $(cat "$t/err")"
@@ -88,11 +94,7 @@ echo "ok: Ctrl-C leaves no container"
 # A runtime client that dies while its container runs (as podman's does
 # when a signal lands before its signal proxy is up): the rank fails, and
 # the guard removes the container the client left running.
-rm -f "$t"/seen-*
-job_file "cli$marker" "echo up >$t/seen-\$DDL_RANK; while :; do sleep 0.1; done"
-"$DDL" run "$t/cli$marker.toml" --np 1 >"$t/out" 2>"$t/err" &
-ddl_pid=$!
-wait_seen 1 "$ddl_pid"
+start_spinning cli 1
 pkill -KILL -f "^podman run --rm --name ddl-cli$marker-0-" || fail "no podman client to kill"
 got=0; wait "$ddl_pid" || got=$?
 [[ $got == 137 ]] || fail "a killed client: exit $got, not 137: $(cat "$t/err")"
@@ -113,11 +115,7 @@ echo "ok: the watchdog's dump reaches the container; no container is left"
 
 # kill -9 of ddl: the ranks' groups die (the lifeline), podman's clients
 # with them; the guards remove the containers.
-rm -f "$t"/seen-*
-job_file "kill$marker" "echo up >$t/seen-\$DDL_RANK; while :; do sleep 0.1; done"
-"$DDL" run "$t/kill$marker.toml" --np 2 >"$t/out" 2>"$t/err" &
-ddl_pid=$!
-wait_seen 2 "$ddl_pid"
+start_spinning kill 2
 kill -9 "$ddl_pid"
 wait "$ddl_pid" 2>/dev/null || true
 pod_none_left "kill -9 of ddl"
