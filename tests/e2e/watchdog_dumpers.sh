@@ -15,20 +15,7 @@ command -v python3 >/dev/null || skip "python3 not installed"
 
 # 1. A native program under gdb: rank 1 is in another function.
 if have gdb gdb && have cc gcc; then
-  cat >"$t/stuck.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-__attribute__((noinline)) void wait_for_peers(void) { for (;;) pause(); }
-__attribute__((noinline)) void lost_in_here(void) { for (;;) pause(); }
-int main(void) {
-  puts("ready");
-  fflush(stdout);
-  if (atoi(getenv("DDL_RANK")) == 1) lost_in_here();
-  wait_for_peers();
-}
-C
-  cc -g -O0 -o "$t/stuck-$marker" "$t/stuck.c"
+  cc -g -O0 -o "$t/stuck-$marker" "$DDL_SOURCE_DIR/tests/fixtures/watchdog/stuck.c"
   cat >"$t/native.toml" <<TOML
 [job]
 command = ["$t/stuck-$marker"]

@@ -20,20 +20,7 @@ ln -s "$(command -v sleep)" "$t/nap-$mark"
 netns_up 2
 spec="${NETNS_ADDRS[0]}:2,${NETNS_ADDRS[1]}:1"
 
-cat >"$t/stuck.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-__attribute__((noinline)) void wait_for_peers(void) { for (;;) pause(); }
-__attribute__((noinline)) void lost_in_here(void) { for (;;) pause(); }
-int main(void) {
-  puts("ready");
-  fflush(stdout);
-  if (atoi(getenv("DDL_RANK")) == 1) lost_in_here();
-  wait_for_peers();
-}
-C
-cc -g -O0 -o "$t/stuck-$mark" "$t/stuck.c"
+cc -g -O0 -o "$t/stuck-$mark" "$DDL_SOURCE_DIR/tests/fixtures/watchdog/stuck.c"
 { cat "$NETNS_DIR/ssh.toml"; cat <<TOML
 [job]
 command = ["$t/stuck-$mark"]
