@@ -228,7 +228,7 @@ std::string Output::line(int rank, Stream stream, std::string_view raw, LineEnd 
     std::lock_guard lock(mutex_);
     if (tags_.active()) {
       auto routed = tags_.route(rank, stream, text, end);
-      write_log(routed.rank, stream, routed.text, log_end);
+      write_log(routed.rank, stream, routed.text, routed.continues ? "" : log_end);
     } else {
       write_log(rank, stream, text, log_end);
     }

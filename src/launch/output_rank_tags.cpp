@@ -8,19 +8,28 @@ namespace ddl {
 
 namespace {
 
-// "[R] text": R and where the text starts; nullopt without such a tag.
-std::optional<std::pair<int, std::size_t>> rank_tag(std::string_view text) {
+struct RankTag {
+  int rank = -1;
+  std::size_t text_at = 0;  // where the text after the tag starts
+  bool continues = false;   // "[R+] ": a piece of a longer line
+};
+
+// "[R] text" or "[R+] text"; nullopt without such a tag.
+std::optional<RankTag> rank_tag(std::string_view text) {
   if (!text.starts_with('[')) {
     return std::nullopt;
   }
-  int rank = -1;
+  RankTag tag;
   const char* digits = text.data() + 1;
-  auto [end, error] = std::from_chars(digits, text.data() + text.size(), rank);
+  auto [end, error] = std::from_chars(digits, text.data() + text.size(), tag.rank);
   std::size_t close = static_cast<std::size_t>(end - text.data());
+  tag.continues = text.substr(close, 1) == "+";
+  close += tag.continues ? 1 : 0;
   if (error != std::errc() || end == digits || text.substr(close, 2) != "] ") {
     return std::nullopt;
   }
-  return std::pair{rank, close + 2};
+  tag.text_at = close + 2;
+  return tag;
 }
 
 } // namespace
@@ -43,8 +52,8 @@ RankTagRouter::Routed RankTagRouter::route(int host, Stream stream, std::string_
   if (continuing != continuing_.end()) {
     routed.rank = continuing->second;
     continuing_.erase(continuing);
-  } else if (auto tag = rank_tag(text); tag && tag->first >= first_[h] && tag->first < first_[h + 1]) {
-    routed = {tag->first, text.substr(tag->second)};
+  } else if (auto tag = rank_tag(text); tag && tag->rank >= first_[h] && tag->rank < first_[h + 1]) {
+    routed = {tag->rank, text.substr(tag->text_at), tag->continues};
   }
   if (end != LineEnd::newline) {
     continuing_[{host, stream}] = routed.rank;

@@ -31,11 +31,13 @@ public:
   struct Routed {
     int rank = 0;
     std::string_view text;
+    bool continues = false;  // tagged "[R+] ": the rank's line goes on in its next piece
   };
   // A piece of host `host`'s `stream`, ending as `end`. Tagged with one of
   // the host's ranks: that rank, the tag removed. Continuing a piece that was
   // cut or ended at '\r': where that one went. Else (the worker's own words):
-  // the host's first rank, whole. Forgets what continues at `reset`.
+  // the host's first rank, whole. Forgets what continues at `reset`. The
+// worker tags a piece of a line too long to hold "[R+] " (LineRelay).
   Routed route(int host, Stream stream, std::string_view text, LineEnd end);
   void reset() { continuing_.clear(); }
 

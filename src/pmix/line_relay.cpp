@@ -12,12 +12,15 @@
 namespace ddl::pmix {
 
 namespace {
+// Bytes held for one line before it goes out in pieces. Tagged pieces stay
+// well under ddl's own 64 KiB line cap, so that ddl never cuts one again.
 constexpr std::size_t k_max_line = 64 * 1024;
-}
+constexpr std::size_t k_max_piece = 32 * 1024;
+} // namespace
 
 LineRelay::LineRelay(LineRelay&& other) noexcept
     : m_from(std::exchange(other.m_from, -1)), m_to(other.m_to), m_prefix(std::move(other.m_prefix)),
-      m_line_start(other.m_line_start), m_pending(std::move(other.m_pending)) {}
+      m_continued_prefix(std::move(other.m_continued_prefix)), m_pending(std::move(other.m_pending)) {}
 
 LineRelay::~LineRelay() { finish(); }
 
@@ -35,24 +38,36 @@ void LineRelay::write_all(std::string_view bytes) {
   }
 }
 
-void LineRelay::write_out(std::size_t count) {
+void LineRelay::write_lines(std::size_t count) {
   if (m_prefix.empty()) {
     write_all(std::string_view(m_pending).substr(0, count));
   } else {
     std::string out;
     for (std::size_t at = 0; at < count;) {
-      if (m_line_start) {
-        out += m_prefix;
-      }
       std::size_t end = m_pending.find('\n', at);
       std::size_t stop = end == std::string::npos || end >= count ? count : end + 1;
+      out += m_prefix;
       out.append(m_pending, at, stop - at);
-      m_line_start = stop > at && m_pending[stop - 1] == '\n';
+      if (out.back() != '\n') {
+        out += '\n';  // the rank's last bytes: ended here, so no other rank's line joins them
+      }
       at = stop;
     }
     write_all(out);
   }
   m_pending.erase(0, count);
+}
+
+void LineRelay::write_piece() {
+  if (m_prefix.empty()) {
+    write_lines(m_pending.size());
+    return;
+  }
+  std::string out = m_continued_prefix;
+  out.append(m_pending, 0, k_max_piece);
+  out += '\n';
+  write_all(out);
+  m_pending.erase(0, k_max_piece);
 }
 
 void LineRelay::pump() {
@@ -71,15 +86,16 @@ void LineRelay::pump() {
   m_pending.append(buffer.data(), static_cast<std::size_t>(got));
   std::size_t end = m_pending.rfind('\n');
   if (end != std::string::npos) {
-    write_out(end + 1);
-  } else if (m_pending.size() >= k_max_line) {
-    write_out(m_pending.size());
+    write_lines(end + 1);
+  }
+  while (m_pending.size() >= (m_prefix.empty() ? k_max_line : k_max_piece + 1)) {
+    write_piece();
   }
 }
 
 void LineRelay::finish() {
   if (!m_pending.empty()) {
-    write_out(m_pending.size());
+    write_lines(m_pending.size());
   }
   close_fd(m_from);
 }

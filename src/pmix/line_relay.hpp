@@ -8,13 +8,17 @@
 namespace ddl::pmix {
 
 // Copies a rank's output pipe to one of our streams in whole lines, so that
-// ranks sharing our stdout never interleave mid-line. A line longer than
-// 64 KiB goes out in pieces rather than being held. A `prefix` ("[3] ")
-// goes before each line (once per line, also when it goes out in pieces).
+// ranks sharing our stdout never interleave mid-line. A `prefix` ("[3] ")
+// goes before each line, and every write ends a line, so that another rank's
+// line never joins one of this rank: a line longer than 32 KiB goes out in
+// pieces "[3+] piece\n" (the line goes on in the next piece of rank 3; ddl
+// joins them in rank 3's log), and the rank's last bytes get a '\n'.
+// Without a prefix, bytes pass as they are, a line longer than 64 KiB in
+// pieces.
 class LineRelay {
 public:
   LineRelay(int from_fd, int to_fd, std::string prefix = {})
-      : m_from(from_fd), m_to(to_fd), m_prefix(std::move(prefix)) {}
+      : m_from(from_fd), m_to(to_fd), m_prefix(std::move(prefix)), m_continued_prefix(continued(m_prefix)) {}
   ~LineRelay();
   LineRelay(LineRelay&& other) noexcept;
   LineRelay& operator=(LineRelay&&) = delete;
@@ -30,12 +34,17 @@ public:
   void finish();
 
 private:
-  void write_out(std::size_t count);
+  // "[3] " -> "[3+] ".
+  static std::string continued(const std::string& prefix) {
+    return prefix.size() < 2 ? prefix : prefix.substr(0, prefix.size() - 2) + "+] ";
+  }
+  void write_lines(std::size_t count);
+  void write_piece();
   void write_all(std::string_view bytes);
   int m_from;
   int m_to;
   std::string m_prefix;
-  bool m_line_start = true;
+  std::string m_continued_prefix;
   std::string m_pending;
 };
 

@@ -113,6 +113,22 @@ done
 expect_exit 0 run --mpi pmix --np 3 --log-dir "$t/split" --split-logs -- sh -c 'echo "out $DDL_RANK"; echo "err $DDL_RANK" >&2'
 [[ $(cat "$t/split/rank-2.attempt-0.stdout.log") == "out 2" ]] || fail "rank 2's stdout log: $(ls "$t/split")"
 [[ $(cat "$t/split/rank-2.attempt-0.stderr.log") == "err 2" ]] || fail "rank 2's stderr log: $(ls "$t/split")"
+# A line longer than the worker holds (100 kB, written in two halves) while
+# another rank of the host writes its own lines in between: each rank's log
+# has its own lines whole (rank 1's lines landed inside rank 0's before).
+cat >"$t/long_line.py" <<'PY'
+import os, sys, time
+if os.environ["DDL_RANK"] == "0":
+    sys.stdout.write("x" * 70000); sys.stdout.flush(); time.sleep(1)
+    sys.stdout.write("y" * 30000 + "\nafter\n")
+else:
+    time.sleep(0.5); print("one"); print("two")
+PY
+expect_exit 0 run --mpi pmix --np 2 --log-dir "$t/long" -- python3 "$t/long_line.py"
+expected=$(python3 -c 'print("x" * 70000 + "y" * 30000); print("after")')
+[[ $(cat "$t/long/rank-0.attempt-0.log") == "$expected" ]] ||
+  fail "rank 0's long line is not whole (runs of x and y squeezed): $(tr -s xy <"$t/long/rank-0.attempt-0.log" | head -c 300)"
+[[ $(cat "$t/long/rank-1.attempt-0.log") == $'one\ntwo' ]] || fail "rank 1's log: $(head -c 300 "$t/long/rank-1.attempt-0.log")"
 expect_exit 7 run --mpi pmix --np 3 --log-dir "$t/abort" "$t/pmix_fail" abort 7 2
 expect_contains "$t/abort/rank-2.attempt-0.log" "rank 2 started"
 expect_not_contains "$t/abort/rank-1.attempt-0.log" "rank 2 started"

@@ -6,11 +6,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <string>
+#include <vector>
 
 #include "src/pmix/fence_exchange.hpp"
 #include "src/pmix/host_outcome.hpp"
@@ -165,8 +168,45 @@ TEST_CASE("LineRelay: a prefix before each line, once, also in pieces", "[pmix]"
     ::close(in[1]);
     relay.pump();
     relay.pump();
-    CHECK(drain() == "[3] end");
+    CHECK(drain() == "[3] end\n");  // ended, so that no other rank's line joins it
   }
+  ::close(out[0]);
+  ::close(out[1]);
+}
+
+TEST_CASE("LineRelay: a long line goes out in tagged pieces, each a line", "[pmix]") {
+  std::array<int, 2> in{};
+  std::array<int, 2> out{};
+  REQUIRE(::pipe(in.data()) == 0);
+  REQUIRE(::pipe2(out.data(), O_NONBLOCK) == 0);
+  REQUIRE(::fcntl(in[1], F_SETFL, O_NONBLOCK) == 0);
+  std::string written;
+  std::string line = std::string(40000, 'a') + std::string(40000, 'b') + "\n";
+  {
+    LineRelay relay(in[0], out[1], "[3] ");
+    for (std::size_t at = 0; at < line.size();) {
+      ssize_t wrote = ::write(in[1], line.data() + at, std::min<std::size_t>(line.size() - at, 16384));
+      REQUIRE(wrote > 0);
+      at += static_cast<std::size_t>(wrote);
+      relay.pump();
+      std::string chunk(65536, '\0');
+      for (ssize_t got = 0; (got = ::read(out[0], chunk.data(), chunk.size())) > 0;) {
+        written.append(chunk, 0, static_cast<std::size_t>(got));
+      }
+    }
+  }
+  std::vector<std::string> pieces;
+  for (std::size_t at = 0; at < written.size();) {
+    std::size_t end = written.find('\n', at);
+    REQUIRE(end != std::string::npos);
+    pieces.push_back(written.substr(at, end - at));
+    at = end + 1;
+  }
+  // Held up to 32 KiB: one cut piece, then the rest with the line's end.
+  REQUIRE(pieces.size() == 2);
+  CHECK(pieces[0] == "[3+] " + line.substr(0, 32768));
+  CHECK(pieces[1] == "[3] " + line.substr(32768, line.size() - 32768 - 1));
+  ::close(in[1]);
   ::close(out[0]);
   ::close(out[1]);
 }

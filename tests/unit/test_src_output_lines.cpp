@@ -157,6 +157,14 @@ TEST_CASE("RankTagRouter: a host's lines to the logs of its MPI ranks", "[output
   CHECK(routed(1, Stream::out, "[2] still rank 4's line", LineEnd::carriage) == "4:[2] still rank 4's line");
   CHECK(routed(1, Stream::out, " end") == "4: end");
   CHECK(routed(1, Stream::out, "[2] next") == "2:next");
+  // The worker's piece of a long line, "[R+] ": that rank's, and its line
+  // goes on in the rank's next piece, whatever other rank comes between.
+  auto piece = router.route(1, Stream::out, "[3+] first half", LineEnd::newline);
+  CHECK((piece.rank == 3 && piece.text == "first half" && piece.continues));
+  CHECK(routed(1, Stream::out, "[4] between") == "4:between");
+  auto rest = router.route(1, Stream::out, "[3] second half", LineEnd::newline);
+  CHECK((rest.rank == 3 && rest.text == "second half" && !rest.continues));
+  CHECK(routed(1, Stream::out, "[3+]x") == "2:[3+]x");
   router.route(0, Stream::out, "[1] cut", LineEnd::partial);
   router.reset();
   CHECK(routed(0, Stream::out, "[0] new attempt") == "0:new attempt");
