@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <numeric>
 #include <random>
 
 #include <fmt/core.h>
@@ -98,8 +99,12 @@ private:
 
 // The job's control socket (ddl ps, logs, stop, signal); none, with a
 // warning, when the runtime folder is unsafe: the job itself still runs.
-std::unique_ptr<LiveServer> start_live(const JobSpec& job, const PlannedJob& planned) {
-  LiveJobInfo info{job.name, planned.plan.world_size, {}, std::string(planned.backend->name()), job.log_dir};
+// Under --mpi pmix its ranks are the MPI ranks (`host_ranks`: each host's).
+std::unique_ptr<LiveServer> start_live(const JobSpec& job, const PlannedJob& planned,
+                                       const std::vector<int>& host_ranks) {
+  const int ranks = host_ranks.empty() ? planned.plan.world_size
+                                       : std::accumulate(host_ranks.begin(), host_ranks.end(), 0);
+  LiveJobInfo info{job.name, ranks, {}, std::string(planned.backend->name()), job.log_dir};
   for (const Host& host : planned.plan.hosts) {
     info.hosts.push_back(host.name);
   }
@@ -424,7 +429,7 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   supervisor.stop = job.stop;
   supervisor.hang = job.watchdog;
   supervisor.progress = round->progress;
-  auto live = options.live ? start_live(job, planned) : nullptr;
+  auto live = options.live ? start_live(job, planned, options.output.host_ranks) : nullptr;
   if (live) {
     attach_live(*live, supervisor);
   }

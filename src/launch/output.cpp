@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -224,11 +225,15 @@ std::string Output::line(int rank, Stream stream, std::string_view raw, LineEnd 
   std::string_view log_end = end == LineEnd::newline ? "\n" : end == LineEnd::carriage ? "\r" : "";
   std::string stamp = options_.timestamps ? event_time_now() + " " : "";
   bool folded = false;
+  int tap_rank = rank;  // --mpi pmix: the MPI rank, its text without the tag
+  std::optional<std::string> tap_text;
   {
     std::lock_guard lock(mutex_);
     if (tags_.active()) {
       auto routed = tags_.route(rank, stream, text, end);
       write_log(routed.rank, stream, routed.text, routed.continues ? "" : log_end);
+      tap_rank = routed.rank;
+      tap_text = std::string(routed.text);
     } else {
       write_log(rank, stream, text, log_end);
     }
@@ -238,7 +243,7 @@ std::string Output::line(int rank, Stream stream, std::string_view raw, LineEnd 
     }
   }
   if (options_.tap) {
-    options_.tap(rank, stream, text, end);
+    options_.tap(tap_rank, stream, tap_text ? *tap_text : text, end);
   }
   if (shows(rank) && !folded) {
     print_line(rank, stream, options_.json ? text : stamp + prefix_of(rank, end == LineEnd::partial) + text, end);

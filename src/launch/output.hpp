@@ -50,7 +50,7 @@ struct OutputOptions {
   // its entry is that host's MPI rank count, and the logs are one per MPI
   // rank (RankTagRouter). Empty: one log per rank.
   std::vector<int> host_ranks;
-  LineTap tap;
+  LineTap tap;  // each line as its rank's (under --mpi pmix: its MPI rank's, without the tag)
   // Told the job's summary as it is reported (a sweep's trial writes it to
   // its result.json).
   std::function<void(const JobSummary&)> on_summary;

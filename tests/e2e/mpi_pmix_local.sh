@@ -129,6 +129,22 @@ expected=$(python3 -c 'print("x" * 70000 + "y" * 30000); print("after")')
 [[ $(cat "$t/long/rank-0.attempt-0.log") == "$expected" ]] ||
   fail "rank 0's long line is not whole (runs of x and y squeezed): $(tr -s xy <"$t/long/rank-0.attempt-0.log" | head -c 300)"
 [[ $(cat "$t/long/rank-1.attempt-0.log") == $'one\ntwo' ]] || fail "rank 1's log: $(head -c 300 "$t/long/rank-1.attempt-0.log")"
+# ddl ps and logs count and name MPI ranks, not the host's one worker
+# (ps said 1 rank and logs --rank 2 was refused before).
+export XDG_RUNTIME_DIR=$t/xdg
+mkdir -m 0700 "$XDG_RUNTIME_DIR"
+# shellcheck disable=SC2016 # expanded by each rank's sh
+"$DDL" run --mpi pmix --np 3 --name pmixlive -- sh -c 'echo "line of $DDL_RANK"; sleep 30' \
+  >"$t/live.out" 2>&1 &
+ddl_pid=$!
+wait_for "^$ddl_pid +pmixlive +3 +" "$DDL" ps
+wait_for '^\[2\] line of 2$' "$DDL" logs pmixlive --rank 2
+expect_exit 0 "$DDL" logs pmixlive --rank 2
+[[ $(cat "$t/out") == "[2] line of 2" ]] || fail "logs --rank 2: $(cat "$t/out")"
+expect_exit 0 "$DDL" stop pmixlive
+wait "$ddl_pid" || true
+ddl_pid=""
+unset XDG_RUNTIME_DIR
 expect_exit 7 run --mpi pmix --np 3 --log-dir "$t/abort" "$t/pmix_fail" abort 7 2
 expect_contains "$t/abort/rank-2.attempt-0.log" "rank 2 started"
 expect_not_contains "$t/abort/rank-1.attempt-0.log" "rank 2 started"
