@@ -2,6 +2,7 @@
 #include "cmd/pmix_launch.hpp"
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 #include "backends/registry.hpp"
 #include "src/plan/pmix_hosts.hpp"
@@ -73,6 +74,18 @@ std::string resolve_mpi_launch(JobSpec& job) {
                        program->path, program->library);
   }
   return "mpi.launch auto: mpirun, as " + unproven;
+}
+
+Result<PlannedJob> plan_mpi_job(JobSpec& job) {
+  const std::string mpi_why = resolve_mpi_launch(job);
+  if (!mpi_why.empty()) {
+    spdlog::info("{}", mpi_why);
+  }
+  auto planned = plan_job(job);
+  if (planned && !mpi_why.empty()) {
+    planned->backend_why += (planned->backend_why.empty() ? "" : "; ") + mpi_why;
+  }
+  return planned;
 }
 
 Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned) {

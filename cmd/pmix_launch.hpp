@@ -26,6 +26,10 @@ struct PmixLaunch {
 // that would start MPI singletons is exit 2). "" for another mpi.launch.
 std::string resolve_mpi_launch(JobSpec& job);
 
+// plan_job after resolve_mpi_launch, so that run, render and hosts make the
+// same choice; its reason is logged (-v) and joins the backend's.
+Result<PlannedJob> plan_mpi_job(JobSpec& job);
+
 // Turns the planned MPI job into its PMIx launch: the gang becomes one
 // `ddl worker pmix-host` per host of the plan (src/plan/pmix_hosts.hpp), each
 // starting its host's share of the job's ranks, with the job's command; MPI

@@ -5,6 +5,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
+#include "cmd/pmix_launch.hpp"
 #include "src/render/frameworks/tensorflow.hpp"
 #include "src/render/render_env.hpp"
 #include "src/render/render_files.hpp"
@@ -90,7 +91,7 @@ int run_render(RenderOptions opts) {
     return report(job.error());
   }
   net::set_name_lookup(net::NameLookup::no_dns);  // rendering never needs DNS
-  auto planned = plan_job(*job);
+  auto planned = plan_mpi_job(*job);
   if (!planned) {
     return report(planned.error());
   }

@@ -151,16 +151,9 @@ Result<int> plan_and_launch(JobSpec& job, const LaunchAsk& ask, LaunchOptions la
   if (ask.dry_run) {
     net::set_name_lookup(net::NameLookup::no_dns);  // a dry run never waits on DNS
   }
-  const std::string mpi_why = resolve_mpi_launch(job);
-  if (!mpi_why.empty()) {
-    spdlog::info("{}", mpi_why);
-  }
-  auto planned = plan_job(job);
+  auto planned = plan_mpi_job(job);
   if (!planned) {
     return fail(planned.error());
-  }
-  if (!mpi_why.empty()) {
-    planned->backend_why += (planned->backend_why.empty() ? "" : "; ") + mpi_why;
   }
   if (ask.after_plan) {
     if (auto checked = ask.after_plan(job, *planned); !checked) {

@@ -31,6 +31,12 @@ expect_contains "$t/err" "$why_pmix"
 printf '[launch]\nbackend = "local"\nnp = 3\n[mpi]\nlaunch = "auto"\n' >"$t/job.toml"
 expect_exit 0 run "$t/job.toml" "$t/pmix_hello" 0
 expect_contains "$t/out" "[2] hello rank 2 of 3 universe 3 on $me sum 3"
+# render and hosts make run's choice (they said backend mpirun before).
+printf '[job]\ncommand = ["%s"]\n[mpi]\nlaunch = "auto"\n' "$t/ring_c" >"$t/auto.toml"
+expect_exit 0 "$DDL" render "$t/auto.toml" -H localhost:2 --format plan
+expect_contains "$t/out" "backend local (auto: every host is this machine; $why_pmix)"
+expect_exit 0 "$DDL" hosts "$t/auto.toml" -H localhost:2 -v
+expect_contains "$t/err" "$why_pmix"
 
 # Not proven: mpirun, with its own rules.
 # shellcheck disable=SC2016 # expanded by each rank's sh
