@@ -13,7 +13,7 @@ namespace {
 constexpr Millis k_heartbeat_timeout{10'000};
 
 Result<int> send_one() {
-  auto who = rendezvous::join_info_from_env();
+  auto who = rendezvous::heartbeat_info_from_env();
   if (!who) {
     return fail(ExitCode::usage, "heartbeat: " + who.error().message + " (run it inside a rank of `ddl run`)");
   }

@@ -63,16 +63,13 @@ Result<pmix::JobLayout> layout_from(const std::vector<std::string>& hosts, int t
   return layout;
 }
 
-// The environment of the ranks: ours without the job rendezvous' address and
-// secret (the ranks are not members of that world: the hosts are).
+// The environment of the ranks: ours, and our place in the gang of hosts as
+// DDL_HEARTBEAT_RANK and _WORLD_SIZE (the ranks are not members of the job
+// rendezvous' world, the hosts are: a rank's `ddl heartbeat` speaks for its
+// host). Their own DDL_RANK and friends are set per rank.
 std::vector<std::string> rank_base_env() {
-  std::vector<std::string> env;
-  for (const auto& entry : environment_with({})) {
-    if (!entry.starts_with("DDL_RENDEZVOUS=") && !entry.starts_with("DDL_TOKEN=")) {
-      env.push_back(entry);
-    }
-  }
-  return env;
+  return environment_with({"DDL_HEARTBEAT_RANK=" + env_or("DDL_RANK", "0"),
+                           "DDL_HEARTBEAT_WORLD_SIZE=" + env_or("DDL_WORLD_SIZE", "1")});
 }
 
 // --host-ranks "2,2,3": this host's entry, by its rank in the gang of hosts.

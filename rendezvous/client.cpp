@@ -74,6 +74,21 @@ Result<JoinInfo> join_info_from_env() {
   return JoinInfo{*endpoint, *token, *rank, *world, *job};
 }
 
+Result<JoinInfo> heartbeat_info_from_env() {
+  auto who = join_info_from_env();
+  if (!who || std::getenv("DDL_HEARTBEAT_RANK") == nullptr) {
+    return who;
+  }
+  auto rank = env_int("DDL_HEARTBEAT_RANK");
+  auto world = env_int("DDL_HEARTBEAT_WORLD_SIZE");
+  for (const Error* error : {rank ? nullptr : &rank.error(), world ? nullptr : &world.error()}) {
+    if (error) return fail(ExitCode::launch, "rendezvous: " + error->message);
+  }
+  who->rank = *rank;
+  who->world_size = *world;
+  return who;
+}
+
 struct Client::State {
   Fd fd;
   int rank = 0;

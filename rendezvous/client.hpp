@@ -25,6 +25,11 @@ struct JoinInfo {
 // malformed variable (the token's value is never part of a message).
 Result<JoinInfo> join_info_from_env();
 
+// Whom a heartbeat speaks for: join_info_from_env, but under --mpi pmix (a
+// rank of `ddl worker pmix-host`, whose DDL_RANK is its MPI rank) the gang
+// rank of its host's worker, DDL_HEARTBEAT_RANK of DDL_HEARTBEAT_WORLD_SIZE.
+Result<JoinInfo> heartbeat_info_from_env();
+
 // One HEARTBEAT (see protocol.hpp): the rank made progress, for the hang
 // watchdog. Does not join. Errors as Client::connect's (no retry).
 Result<void> send_heartbeat(const JoinInfo& who, Millis timeout);

@@ -129,6 +129,15 @@ expected=$(python3 -c 'print("x" * 70000 + "y" * 30000); print("after")')
 [[ $(cat "$t/long/rank-0.attempt-0.log") == "$expected" ]] ||
   fail "rank 0's long line is not whole (runs of x and y squeezed): $(tr -s xy <"$t/long/rank-0.attempt-0.log" | head -c 300)"
 [[ $(cat "$t/long/rank-1.attempt-0.log") == $'one\ntwo' ]] || fail "rank 1's log: $(head -c 300 "$t/long/rank-1.attempt-0.log")"
+# ddl heartbeat from an MPI rank speaks for its host's worker: a job whose
+# ranks beat every second outlives watchdog.stall = 3s (before, the ranks had
+# no DDL_RENDEZVOUS, every heartbeat failed and the watchdog ended it, exit 5).
+printf '[watchdog]\nstall = "3s"\nprogress = "heartbeat"\n' >"$t/beat.toml"
+# shellcheck disable=SC2016 # expanded by each rank's sh
+expect_exit 0 run "$t/beat.toml" --mpi pmix -H 127.0.0.1:2,localhost:1 --np 3 -- \
+  sh -c 'for i in 1 2 3 4 5; do "$0" heartbeat || exit 9; sleep 1; done; echo "beat $DDL_RANK"' "$DDL"
+for r in 0 1 2; do expect_contains "$t/out" "[$r] beat $r"; done
+
 # ddl ps and logs count and name MPI ranks, not the host's one worker
 # (ps said 1 rank and logs --rank 2 was refused before).
 export XDG_RUNTIME_DIR=$t/xdg
