@@ -9,7 +9,7 @@ namespace ddl {
 
 namespace {
 
-constexpr std::string_view k_script = R"DUMP(p=$1 tool=${2:-auto} secs=${3:-30}
+constexpr std::string_view k_script = R"DUMP(rank=$1 tool=${2:-auto} secs=${3:-30}
 h=$(uname -n 2>/dev/null)
 have() { command -v "$1" >/dev/null 2>&1; }
 if have timeout && timeout --foreground -s KILL 5 true 2>/dev/null; then bound="timeout --foreground -s KILL $secs"
@@ -22,9 +22,6 @@ pyprocs() {
     case $c in "(python"*) echo "$q" ;; esac
   done
 }
-py=$(pyprocs)
-target=$p
-for q in $py; do target=$q; break; done
 refused() {
   scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null)
   echo "ddl: $1 cannot attach to pid $target on $h: ptrace refused (kernel.yama.ptrace_scope = ${scope:-absent}); run the ranks as a user that may trace them (ptrace_scope 0 or 1) or set watchdog.dump to a signal the program answers with its stacks"
@@ -66,20 +63,47 @@ faulthandler() {
     fi
   done
 }
-case $tool in
-  py-spy)
-    if have py-spy; then pyspy; exit 0; fi
-    echo "ddl: py-spy is not installed on $h; no stack dump of pid $target (install py-spy, or set watchdog.dump = \"auto\")"
-    exit 0 ;;
-  gdb)
-    if have gdb; then gdbdump; exit 0; fi
-    echo "ddl: gdb is not installed on $h; no stack dump of pid $target (install gdb, or set watchdog.dump = \"auto\")"
-    exit 0 ;;
-esac
-if [ -n "$py" ] && have py-spy && pyspy; then exit 0; fi
-if have gdb && { [ -z "$py" ] || pyext; } && gdbdump; then exit 0; fi
-if [ -n "$py" ]; then faulthandler; exit 0; fi
-echo "ddl: no stack dump of pid $p on $h: install gdb there (py-spy too for Python ranks), or set watchdog.dump to a signal the program answers with its stacks"
+dumpone() {
+  p=$1
+  py=$(pyprocs)
+  target=$p
+  for q in $py; do target=$q; break; done
+  case $tool in
+    py-spy)
+      if have py-spy; then pyspy; return 0; fi
+      echo "ddl: py-spy is not installed on $h; no stack dump of pid $target (install py-spy, or set watchdog.dump = \"auto\")"
+      return 0 ;;
+    gdb)
+      if have gdb; then gdbdump; return 0; fi
+      echo "ddl: gdb is not installed on $h; no stack dump of pid $target (install gdb, or set watchdog.dump = \"auto\")"
+      return 0 ;;
+  esac
+  if [ -n "$py" ] && have py-spy && pyspy; then return 0; fi
+  if have gdb && { [ -z "$py" ] || pyext; } && gdbdump; then return 0; fi
+  if [ -n "$py" ]; then faulthandler; return 0; fi
+  echo "ddl: no stack dump of pid $p on $h: install gdb there (py-spy too for Python ranks), or set watchdog.dump to a signal the program answers with its stacks"
+}
+children() {
+  for s in /proc/[0-9]*/stat; do
+    read -r q _ _ pp _ 2>/dev/null <"$s" || continue
+    [ "$pp" = "$1" ] && echo "$q"
+  done
+}
+isworker() { tr "\0" " " <"/proc/$1/cmdline" 2>/dev/null | grep -q " worker pmix-host "; }
+worker=
+if isworker "$rank"; then worker=$rank; else
+  for q in $(children "$rank"); do isworker "$q" && worker=$q; done
+fi
+if [ -z "$worker" ]; then dumpone "$rank"; exit 0; fi
+all=
+for q in $(children "$worker"); do
+  r=$(tr "\0" "\n" <"/proc/$q/environ" 2>/dev/null | sed -n "s/^PMIX_RANK=//p")
+  [ -n "$r" ] || continue
+  all="$all$(printf "ddl: MPI rank %s (pid %s) on %s:\n" "$r" "$q" "$h"; dumpone "$q")
+"
+done
+printf "%s" "${all:-ddl: no MPI rank runs under the worker pid $worker on $h
+}"
 )DUMP";
 
 } // namespace

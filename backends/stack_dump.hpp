@@ -13,7 +13,10 @@
 //           faulthandler: SIGABRT, which dumps every thread's Python stack
 //           when the rank runs with PYTHONFAULTHANDLER=1 (ddl sets it).
 // Each tool runs under `timeout --foreground -s KILL SECONDS` where that
-// exists. The script holds no single quote (the shim embeds it).
+// exists. When PID is (or has a child that is) `ddl worker pmix-host`
+// (--mpi pmix), the stacks are those of each of the worker's MPI ranks,
+// each under a line "ddl: MPI rank R (pid P) on HOST:". The script holds no
+// single quote (the shim embeds it).
 
 #include <string>
 #include <string_view>

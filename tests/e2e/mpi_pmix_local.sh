@@ -138,6 +138,17 @@ expect_exit 0 run "$t/beat.toml" --mpi pmix -H 127.0.0.1:2,localhost:1 --np 3 --
   sh -c 'for i in 1 2 3 4 5; do "$0" heartbeat || exit 9; sleep 1; done; echo "beat $DDL_RANK"' "$DDL"
 for r in 0 1 2; do expect_contains "$t/out" "[$r] beat $r"; done
 
+# The watchdog's gdb dump shows the MPI ranks' stacks, each named, not the
+# host worker's own (before: gdb of `ddl worker pmix-host`, run_host frames).
+if have gdb; then
+  printf '[watchdog]\nstall = "2s"\ndump = "gdb"\ndump_timeout = "20s"\n' >"$t/stall.toml"
+  expect_exit 5 run "$t/stall.toml" --mpi pmix --np 2 -- sh -c 'echo start; exec sleep 30'
+  for r in 0 1; do expect_contains "$t/err" "ddl: MPI rank $r (pid "; done
+  [[ $(grep -c '^ddl: stacks of pid [0-9]* on .* by gdb:$' "$t/err") == 2 ]] || fail "not 2 rank stacks: $(cat "$t/err")"
+  expect_contains "$t/err" "clock_nanosleep"
+  expect_not_contains "$t/err" "run_host"
+fi
+
 # ddl ps and logs count and name MPI ranks, not the host's one worker
 # (ps said 1 rank and logs --rank 2 was refused before).
 export XDG_RUNTIME_DIR=$t/xdg
