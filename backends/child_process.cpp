@@ -51,25 +51,4 @@ int pump_and_wait(Spawned& child, const std::function<void(Stream, std::string_v
   return pump_output(child, to_stream, deadline_ms, timed_out, stopped);
 }
 
-Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms, bool part_of_stop) {
-  auto child = spawn_piped(argv, {.set_env = {}, .new_process_group = true, .death_signal = SIGKILL});
-  if (!child) {
-    return fail(child.error());
-  }
-  close_fd(child->in_fd);
-  Captured result;
-  bool stopped = false;
-  int status = pump_and_wait(
-      *child,
-      [&](Stream stream, std::string_view bytes) {
-        (stream == Stream::out ? result.out : result.err).append(bytes);
-      },
-      timeout_ms, &result.timed_out, part_of_stop ? nullptr : &stopped);
-  if (stopped) {
-    return fail(stop::error("running " + argv[0]));
-  }
-  result.exit = exit_of_status(status);
-  return result;
-}
-
 } // namespace ddl

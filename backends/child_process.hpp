@@ -40,17 +40,5 @@ int pump_and_wait(Spawned& child, const std::function<void(Stream, std::string_v
                   std::optional<long> deadline_ms = std::nullopt, bool* timed_out = nullptr,
                   bool* stopped = nullptr);
 
-struct Captured {
-  RankExit exit;
-  std::string out;
-  std::string err;
-  bool timed_out = false;
-};
-
-// Runs a short helper command to completion, capturing its output. It runs
-// in its own process group and dies with ddl (PR_SET_PDEATHSIG); Ctrl-C,
-// SIGTERM or the job's deadline kill it and return stop::error(), unless it
-// is part of the stop itself (`part_of_stop`: scancel forwarding Ctrl-C).
-Result<Captured> run_captured(const std::vector<std::string>& argv, long timeout_ms, bool part_of_stop = false);
 
 } // namespace ddl

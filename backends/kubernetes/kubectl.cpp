@@ -5,10 +5,11 @@
 
 #include <fmt/core.h>
 
-#include "backends/child_process.hpp"
 #include "backends/kubernetes/nodes.hpp"
 #include "backends/kubernetes/pods.hpp"
 #include "src/util/log.hpp"
+#include "src/util/run_captured.hpp"
+#include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::kubernetes {
@@ -16,6 +17,8 @@ namespace ddl::kubernetes {
 namespace {
 
 constexpr long k_get_pods_timeout_ms = 60'000;
+// kubectl get pods -o json of a large cluster is tens of MiB.
+constexpr std::size_t k_kubectl_max_output = std::size_t{1} << 30;
 
 std::string where(const KubernetesSection& k8s) {
   return fmt::format("selector '{}' in namespace '{}'{}", k8s.selector, k8s.namespace_,
@@ -27,8 +30,20 @@ std::string kubectl_failure(const Captured& captured) {
   if (captured.timed_out) {
     return "timed out";
   }
+  if (captured.too_much_output) {
+    return fmt::format("more than {} MiB of output", k_kubectl_max_output >> 20);
+  }
   std::string why = last_lines(captured.err, 1);
-  return why.empty() ? "exit " + std::to_string(captured.exit.code) : why;
+  return why.empty() ? exit_text(captured.status) : why;
+}
+
+// kubectl's answer, or stop::error() when ddl is stopping.
+Result<Captured> run_kubectl(const std::vector<std::string>& argv) {
+  auto captured = run_captured(argv, Millis{k_get_pods_timeout_ms}, {.max_output = k_kubectl_max_output});
+  if (captured && captured->stopped) {
+    return fail(stop::error("running " + argv[0]));
+  }
+  return captured;
 }
 
 // The node of each pod, or why one has none.
@@ -54,11 +69,11 @@ Result<void> add_node_labels(const KubernetesSection& k8s, PodScan& scan) {
   std::vector<std::string> unique = *nodes;
   std::ranges::sort(unique);
   unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
-  auto captured = run_captured(get_nodes_argv(k8s, unique), k_get_pods_timeout_ms);
+  auto captured = run_kubectl(get_nodes_argv(k8s, unique));
   if (!captured) {
     return fail(captured.error());
   }
-  if (captured->timed_out || captured->exit.code != 0) {
+  if (!captured->succeeded()) {
     return fail(ExitCode::launch, "kubectl get nodes failed: " + kubectl_failure(*captured));
   }
   auto labels = parse_node_labels(captured->out);
@@ -147,11 +162,11 @@ Result<Inventory> kubernetes_inventory(const KubernetesSection& k8s, int default
     return fail(ExitCode::usage,
                 "backend kubernetes needs [kubernetes] selector (e.g. selector = \"app=trainer\")");
   }
-  auto captured = run_captured(get_pods_argv(k8s), k_get_pods_timeout_ms);
+  auto captured = run_kubectl(get_pods_argv(k8s));
   if (!captured) {
     return fail(captured.error());
   }
-  if (captured->timed_out || captured->exit.code != 0) {
+  if (!captured->succeeded()) {
     return fail(ExitCode::launch, fmt::format("kubectl get pods ({}) failed: {}", where(k8s), kubectl_failure(*captured)));
   }
   auto scan = scan_pods(captured->out, k8s.container, default_slots);

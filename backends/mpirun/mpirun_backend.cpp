@@ -9,7 +9,7 @@
 
 #include <fmt/core.h>
 
-#include "backends/child_process.hpp"
+#include "src/util/run_captured.hpp"
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/mpirun/mpirun_command.hpp"
 #include "backends/mpirun/mpirun_output.hpp"
@@ -79,8 +79,8 @@ Result<void> MpirunBackend::find_flavour() {
   }
   std::string found_text;
   for (const std::string& program : programs) {
-    auto version = run_captured({program, "--version"}, 30'000);
-    if (!version || version->exit.code != 0) {
+    auto version = run_captured({program, "--version"}, Millis{30'000});
+    if (!version || !version->succeeded()) {
       continue;
     }
     auto flavour = flavour_of_version(version->out);

@@ -9,7 +9,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
-#include "backends/child_process.hpp"
+#include "src/util/run_captured.hpp"
 #include "backends/slurm/srun_command.hpp"
 #include "backends/slurm/srun_output.hpp"
 #include "src/util/file.hpp"
@@ -35,8 +35,8 @@ std::optional<std::string> newest_step() {
   if (job == nullptr || *job == '\0') {
     return std::nullopt;
   }
-  auto listed = run_captured({"squeue", "-h", "-s", "-j", job, "-o", "%i"}, 10'000, /*part_of_stop=*/true);
-  if (!listed || listed->exit.code != 0) {
+  auto listed = run_captured({"squeue", "-h", "-s", "-j", job, "-o", "%i"}, Millis{10'000}, {.part_of_stop = true});
+  if (!listed || !listed->succeeded()) {
     return std::nullopt;
   }
   std::optional<std::string> newest;
@@ -120,8 +120,8 @@ bool SlurmBackend::signal_step(int signo) {
     argv.push_back("--signal=" + scancel_signal(signo));
   }
   argv.push_back(*step);
-  auto done = run_captured(argv, 10'000, /*part_of_stop=*/true);
-  const bool sent = done && done->exit.code == 0;
+  auto done = run_captured(argv, Millis{10'000}, {.part_of_stop = true});
+  const bool sent = done && done->succeeded();
   spdlog::debug("slurm: scancel {} {}: {}", argv[argv.size() - 2], *step,
                 sent ? "sent" : done ? "failed: " + std::string(trim(done->err)) : done.error().message);
   return sent;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The discovery script and the local GPU count: short-lived child processes
-// (run_captured.hpp), bounded in time; on timeout, Ctrl-C, SIGTERM or the
+// (src/util/run_captured.hpp), bounded in time; on timeout, Ctrl-C, SIGTERM or the
 // job's deadline the child's whole process group is killed, and so it is when
 // ddl dies, even by SIGKILL (PR_SET_PDEATHSIG and a lifeline watcher).
 #include <dirent.h>
@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 
 #include "src/inventory/inventory.hpp"
-#include "src/inventory/run_captured.hpp"
+#include "src/util/run_captured.hpp"
 #include "src/util/duration.hpp"
 #include "src/util/log.hpp"
 #include "src/util/signals.hpp"
@@ -16,9 +16,6 @@
 
 namespace ddl {
 
-using inventory_detail::exit_text;
-using inventory_detail::k_max_output;
-using inventory_detail::run_captured;
 
 namespace {
 

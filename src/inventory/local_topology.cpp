@@ -3,14 +3,14 @@
 
 #include <fmt/core.h>
 
-#include "src/inventory/run_captured.hpp"
+#include "src/util/run_captured.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
 
 HostTopology local_topology() {
   constexpr Millis k_probe_timeout{20'000};
-  auto run = inventory_detail::run_captured({"/bin/sh", "-c", std::string(topology_script())}, k_probe_timeout);
+  auto run = run_captured({"/bin/sh", "-c", std::string(topology_script())}, k_probe_timeout);
   if (!run) {
     return topology_unknown(run.error().message);
   }

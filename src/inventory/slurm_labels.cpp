@@ -7,7 +7,7 @@
 #include <fmt/core.h>
 
 #include "src/inventory/inventory.hpp"
-#include "src/inventory/run_captured.hpp"
+#include "src/util/run_captured.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 
@@ -34,17 +34,17 @@ std::optional<std::string_view> field(std::string_view record, std::string_view 
 }
 
 // The last line scontrol wrote on stderr, else how it ended.
-std::string scontrol_failure(const inventory_detail::Captured& run) {
+std::string scontrol_failure(const Captured& run) {
   std::string last = last_lines(run.err, 1);
   if (run.timed_out) {
     return fmt::format("timed out after {}{}", format_duration(k_scontrol_timeout), last.empty() ? "" : " (" + last + ")");
   }
-  return last.empty() ? inventory_detail::exit_text(run.status) : last;
+  return last.empty() ? exit_text(run.status) : last;
 }
 
 // Each host's feature.F=true labels; the error says why not.
 Result<void> add_features(Inventory& hosts, const std::string& nodelist) {
-  auto run = inventory_detail::run_captured({"scontrol", "-o", "--", "show", "node", nodelist}, k_scontrol_timeout);
+  auto run = run_captured({"scontrol", "-o", "--", "show", "node", nodelist}, k_scontrol_timeout);
   if (!run) {
     return fail(run.error());
   }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "src/inventory/run_captured.hpp"
+#include "src/util/run_captured.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,21 +13,21 @@
 #include "src/util/process_set.hpp"
 #include "src/util/signals.hpp"
 
-namespace ddl::inventory_detail {
+namespace ddl {
 
 namespace {
 
-// The helper's output, stdout capped at k_max_output (one read beyond it
+// The helper's output, each stream capped at `max` (one read beyond it
 // shows that it was passed).
 class Collected final : public ChildEvents {
 public:
-  explicit Collected(Captured& result) : result_(result) {}
+  Collected(Captured& result, std::size_t max) : result_(result), max_(max) {}
   void output(OutputStream stream, std::string_view bytes) override {
     std::string& sink = stream == OutputStream::out ? result_.out : result_.err;
-    if (sink.size() <= k_max_output) {
+    if (sink.size() <= max_) {
       sink.append(bytes);
     }
-    result_.too_much_output = result_.out.size() > k_max_output;
+    result_.too_much_output = result_.out.size() > max_;
   }
   void ended(int wait_status) override {
     result_.status = wait_status;
@@ -37,21 +37,24 @@ public:
 
 private:
   Captured& result_;
+  std::size_t max_;
 };
 
 // Collects stdout and stderr until the child exits (what its pipes hold
 // then is read), or the deadline, too much output or a stop; its process
 // group (anything it left behind) is killed and it is reaped.
-void supervise(ChildProcess& child, Millis timeout, Captured& result) {
+void supervise(ChildProcess& child, Millis timeout, const CaptureOptions& options, Captured& result) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  Collected collected(result);
+  Collected collected(result, options.max_output);
   ProcessSet set;
   set.add(child, collected, {.kill_group_at_exit = true, .drain_after_exit = Millis{0}});
-  set.watch_fd(stop::fd());
+  if (!options.part_of_stop) {
+    set.watch_fd(stop::fd());
+  }
   bool killed = false;
   while (!collected.done) {
     if (!killed) {
-      result.stopped = stop::requested();
+      result.stopped = !options.part_of_stop && stop::requested();
       result.timed_out = !result.stopped && !result.too_much_output && std::chrono::steady_clock::now() >= deadline;
     }
     if (!killed && (result.stopped || result.too_much_output || result.timed_out)) {
@@ -60,13 +63,14 @@ void supervise(ChildProcess& child, Millis timeout, Captured& result) {
       killed = true;
     }
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    set.run_once(stop::wait_ms(static_cast<int>(std::clamp<long long>(left, 0, 50))));
+    const int wait = static_cast<int>(std::clamp<long long>(left, 0, 50));
+    set.run_once(options.part_of_stop ? wait : stop::wait_ms(wait));
   }
 }
 
 } // namespace
 
-Result<Captured> run_captured(const std::vector<std::string>& argv, Millis timeout) {
+Result<Captured> run_captured(const std::vector<std::string>& argv, Millis timeout, CaptureOptions options) {
   SpawnSpec spec;
   spec.argv = argv;
   spec.env = environment_with({});
@@ -91,9 +95,13 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, Millis timeo
   }
   lifeline.watch(started.child.pid);
   Captured result;
-  supervise(started.child, timeout, result);
+  supervise(started.child, timeout, options, result);
   lifeline.forget(started.child.pid);
   return result;
+}
+
+bool Captured::succeeded() const {
+  return !timed_out && !too_much_output && !stopped && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 std::string exit_text(int status) {
@@ -103,4 +111,4 @@ std::string exit_text(int status) {
   return fmt::format("exited with status {}", WEXITSTATUS(status));
 }
 
-} // namespace ddl::inventory_detail
+} // namespace ddl
