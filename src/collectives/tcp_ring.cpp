@@ -244,14 +244,21 @@ Result<bool> TcpRing::pump_recv(std::size_t stream, const Call& call) {
     }
     progressed = true;
     cur.received += static_cast<std::size_t>(n);
-    if (cur.received == bytes) {
-      if (reducing) {
-        std::size_t at = seg.offset * call.element;
-        reduce(call.recv + at, call.send + at, target, seg.count, call.type, call.op);
+    if (reducing) {
+      // What arrived is reduced at once, while it is still in the cache.
+      std::size_t whole = cur.received / call.element * call.element;
+      if (whole > cur.reduced) {
+        std::size_t at = seg.offset * call.element + cur.reduced;
+        reduce(call.recv + at, call.send + at, target + cur.reduced, (whole - cur.reduced) / call.element,
+               call.type, call.op);
+        cur.reduced = whole;
       }
+    }
+    if (cur.received == bytes) {
       received_[cur.next_recv].store(1, std::memory_order_release);
       received_[cur.next_recv].notify_all();
       cur.received = 0;
+      cur.reduced = 0;
       cur.next_recv += left_.size();
       --pending_recvs_;
     }
@@ -306,7 +313,7 @@ Result<void> TcpRing::allreduce(const void* send, void* recv, std::size_t count,
   schedule_for(count, element);
   reset_received();
   for (std::size_t s = 0; s < cursors_.size(); ++s) {
-    cursors_[s] = StreamCursor{s, 0, s, 0};
+    cursors_[s] = StreamCursor{s, 0, s, 0, 0};
   }
   pending_sends_ = schedule_.sends.size();
   pending_recvs_ = schedule_.receives.size();

@@ -32,6 +32,7 @@ struct StreamCursor {
   std::size_t sent = 0;
   std::size_t next_recv = 0;
   std::size_t received = 0;
+  std::size_t reduced = 0;  // bytes of the segment being received already reduced
 };
 
 class TcpRing final : public HostCollective {
