@@ -8,7 +8,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <optional>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -225,15 +224,21 @@ std::string Output::line(int rank, Stream stream, std::string_view raw, LineEnd 
   std::string_view log_end = end == LineEnd::newline ? "\n" : end == LineEnd::carriage ? "\r" : "";
   std::string stamp = options_.timestamps ? event_time_now() + " " : "";
   bool folded = false;
-  int tap_rank = rank;  // --mpi pmix: the MPI rank, its text without the tag
-  std::optional<std::string> tap_text;
+  // The line as the tap and --json events tell it: under --mpi pmix the
+  // MPI rank's, its tag removed (a "[R+] " piece goes on in R's next).
+  int shown_rank = rank;
+  std::string routed_text;
+  std::string_view shown_text = text;
+  LineEnd shown_end = end;
   {
     std::lock_guard lock(mutex_);
     if (tags_.active()) {
       auto routed = tags_.route(rank, stream, text, end);
       write_log(routed.rank, stream, routed.text, routed.continues ? "" : log_end);
-      tap_rank = routed.rank;
-      tap_text = std::string(routed.text);
+      shown_rank = routed.rank;
+      routed_text = routed.text;
+      shown_text = routed_text;
+      shown_end = routed.continues ? LineEnd::partial : end;
     } else {
       write_log(rank, stream, text, log_end);
     }
@@ -243,10 +248,14 @@ std::string Output::line(int rank, Stream stream, std::string_view raw, LineEnd 
     }
   }
   if (options_.tap) {
-    options_.tap(tap_rank, stream, tap_text ? *tap_text : text, end);
+    options_.tap(shown_rank, stream, shown_text, shown_end);
   }
   if (shows(rank) && !folded) {
-    print_line(rank, stream, options_.json ? text : stamp + prefix_of(rank, end == LineEnd::partial) + text, end);
+    if (options_.json) {
+      print_line(shown_rank, stream, std::string(shown_text), shown_end);
+    } else {
+      print_line(rank, stream, stamp + prefix_of(rank, end == LineEnd::partial) + text, end);
+    }
   }
   return text;
 }

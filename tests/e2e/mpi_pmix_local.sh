@@ -129,6 +129,21 @@ expected=$(python3 -c 'print("x" * 70000 + "y" * 30000); print("after")')
 [[ $(cat "$t/long/rank-0.attempt-0.log") == "$expected" ]] ||
   fail "rank 0's long line is not whole (runs of x and y squeezed): $(tr -s xy <"$t/long/rank-0.attempt-0.log" | head -c 300)"
 [[ $(cat "$t/long/rank-1.attempt-0.log") == $'one\ntwo' ]] || fail "rank 1's log: $(head -c 300 "$t/long/rank-1.attempt-0.log")"
+# --json: an output event names the MPI rank and carries its line without the
+# tag; a piece of a long line is "partial" (before: rank 0, "[1] ..." text).
+expect_exit 0 run --mpi pmix --np 2 --json -- python3 "$t/long_line.py"
+python3 - "$t/out" <<'PY' || fail "--json output events: $(head -c 600 "$t/out")"
+import json, sys
+events = [json.loads(line) for line in open(sys.argv[1])]
+out = [e for e in events if e["event"] == "output"]
+by_rank = {r: [e for e in out if e["rank"] == r] for r in (0, 1)}
+assert [e["line"] for e in by_rank[1]] == ["one", "two"], by_rank[1]
+whole = "".join(e["line"] for e in by_rank[0][:-1])
+assert whole == "x" * 70000 + "y" * 30000, len(whole)
+assert all(e.get("partial") for e in by_rank[0][:-2]) and not by_rank[0][-2].get("partial"), by_rank[0]
+assert by_rank[0][-1]["line"] == "after"
+PY
+
 # ddl heartbeat from an MPI rank speaks for its host's worker: a job whose
 # ranks beat every second outlives watchdog.stall = 3s (before, the ranks had
 # no DDL_RENDEZVOUS, every heartbeat failed and the watchdog ended it, exit 5).
