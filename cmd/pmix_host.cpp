@@ -15,6 +15,7 @@
 #include "cmd/command.hpp"
 #include "rendezvous/client.hpp"
 #include "src/pmix/host.hpp"
+#include "src/util/rank_tag.hpp"
 #include "src/util/duration.hpp"
 #include "src/util/net.hpp"
 #include "src/util/process.hpp"
@@ -137,7 +138,7 @@ Result<int> run_pmix_host(const PmixHostFlags& given) {
   auto result = pmix::run_host(run);
   if (!result) return fail(result.error());
   if (result->code != 0) {
-    fmt::print(stderr, "ddl: error: {}\n", result->reason);
+    fmt::print(stderr, "{}\n", rank_tag::verdict_line(result->reason));  // ddl reads whom it blames
   } else if (shared) {
     shared->close();  // a clean leave: no fence is in flight after success
   }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -200,6 +201,11 @@ void Output::started(int rank, std::string_view host, long pid, int attempt) {
   Json started = event("started");
   started.update({{"rank", rank}, {"host", host}, {"pid", pid}, {"attempt", attempt}});
   write_out(to_json_text(started) + "\n");
+}
+
+std::optional<int> Output::blamed_mpi_rank(int rank) const {
+  std::lock_guard lock(mutex_);
+  return tags_.active() ? tags_.blamed(rank) : std::nullopt;
 }
 
 std::string Output::line(int rank, Stream stream, std::string_view raw, LineEnd end) {

@@ -129,6 +129,9 @@ public:
   // Whether '\r' progress updates pass through (text on a terminal).
   bool passes_carriage_returns() const;
   std::size_t dropped_lines() const { return writer_.dropped(); }
+  // --mpi pmix: the MPI rank whose failure rank (host) `rank`'s worker
+  // reported, once it has; nullopt otherwise.
+  std::optional<int> blamed_mpi_rank(int rank) const;
   // Why the rank logs are incomplete (the first failed write); "" if they are not.
   std::string log_error() const;
 

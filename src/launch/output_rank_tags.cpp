@@ -1,38 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "src/launch/output_rank_tags.hpp"
 
-#include <charconv>
-#include <optional>
+#include "src/util/rank_tag.hpp"
 
 namespace ddl {
 
-namespace {
-
-struct RankTag {
-  int rank = -1;
-  std::size_t text_at = 0;  // where the text after the tag starts
-  bool continues = false;   // "[R+] ": a piece of a longer line
-};
-
-// "[R] text" or "[R+] text"; nullopt without such a tag.
-std::optional<RankTag> rank_tag(std::string_view text) {
-  if (!text.starts_with('[')) {
-    return std::nullopt;
-  }
-  RankTag tag;
-  const char* digits = text.data() + 1;
-  auto [end, error] = std::from_chars(digits, text.data() + text.size(), tag.rank);
-  std::size_t close = static_cast<std::size_t>(end - text.data());
-  tag.continues = text.substr(close, 1) == "+";
-  close += tag.continues ? 1 : 0;
-  if (error != std::errc() || end == digits || text.substr(close, 2) != "] ") {
-    return std::nullopt;
-  }
-  tag.text_at = close + 2;
-  return tag;
-}
-
-} // namespace
 
 RankTagRouter::RankTagRouter(const std::vector<int>& host_ranks) {
   int first = 0;
@@ -52,13 +24,32 @@ RankTagRouter::Routed RankTagRouter::route(int host, Stream stream, std::string_
   if (continuing != continuing_.end()) {
     routed.rank = continuing->second;
     continuing_.erase(continuing);
-  } else if (auto tag = rank_tag(text); tag && tag->rank >= first_[h] && tag->rank < first_[h + 1]) {
+  } else if (auto tag = rank_tag::parse(text); tag && tag->rank >= first_[h] && tag->rank < first_[h + 1]) {
     routed = {tag->rank, text.substr(tag->text_at), tag->continues};
+  } else if (auto blamed = rank_tag::blamed_rank(text);
+             blamed && *blamed >= first_[h] && *blamed < first_[h + 1] && !blamed_.contains(host)) {
+    blamed_[host] = *blamed;
   }
   if (end != LineEnd::newline) {
     continuing_[{host, stream}] = routed.rank;
   }
   return routed;
+}
+
+
+std::optional<int> RankTagRouter::blamed(int host) const {
+  auto found = blamed_.find(host);
+  return found == blamed_.end() ? std::nullopt : std::optional<int>(found->second);
+}
+
+std::vector<std::string> RankTagRouter::lines_of(int rank, const std::deque<std::string>& host_lines) {
+  std::vector<std::string> lines;
+  for (const auto& line : host_lines) {
+    if (auto tag = rank_tag::parse(line); tag && tag->rank == rank) {
+      lines.push_back(line.substr(tag->text_at));
+    }
+  }
+  return lines;
 }
 
 } // namespace ddl

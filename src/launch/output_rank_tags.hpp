@@ -7,7 +7,10 @@
 // router says which MPI rank a piece of a host's output belongs to, and its
 // text without the tag.
 
+#include <deque>
 #include <map>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -39,11 +42,20 @@ public:
   // the host's first rank, whole. Forgets what continues at `reset`. The
 // worker tags a piece of a line too long to hold "[R+] " (LineRelay).
   Routed route(int host, Stream stream, std::string_view text, LineEnd end);
-  void reset() { continuing_.clear(); }
+  void reset() {
+    continuing_.clear();
+    blamed_.clear();
+  }
+  // The MPI rank whose failure host `host`'s worker reported (its verdict
+  // line "ddl: error: rank R ..."), once it has.
+  std::optional<int> blamed(int host) const;
+  // The lines of MPI rank `rank` among a host's, their tags removed.
+  static std::vector<std::string> lines_of(int rank, const std::deque<std::string>& host_lines);
 
 private:
   std::vector<int> first_;  // the first MPI rank of each host, then the world size
   std::map<std::pair<int, Stream>, int> continuing_;
+  std::map<int, int> blamed_;  // host -> the MPI rank its worker blamed
 };
 
 } // namespace ddl

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <deque>
 #include <memory>
 
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include "src/util/rank_list.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
+#include "src/launch/output_rank_tags.hpp"
 #include "src/launch/supervisor_gang.hpp"
 #include "src/render/frameworks/mpi.hpp"
 
@@ -409,8 +411,19 @@ void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int att
                 const SupervisorOptions& options) {
   if (end.reason == StopReason::failed) {
     const RankLaunch& launch = gang.launches().at(static_cast<std::size_t>(end.first.rank));
-    output.message(failure_summary(launch, end.first, gang.stderr_tail(end.first.rank).lines(), attempts,
-                                   end.rank_error));
+    const auto& tail = gang.stderr_tail(end.first.rank).lines();
+    if (auto mpi_rank = output.blamed_mpi_rank(end.first.rank)) {
+      // --mpi pmix: the MPI rank the host's worker blamed, with its own lines.
+      RankLaunch blamed = launch;
+      blamed.rank = *mpi_rank;
+      FirstFailure first = end.first;
+      first.rank = *mpi_rank;
+      auto own = RankTagRouter::lines_of(*mpi_rank, tail);
+      output.message(failure_summary(blamed, first, std::deque<std::string>(own.begin(), own.end()), attempts,
+                                     end.rank_error));
+    } else {
+      output.message(failure_summary(launch, end.first, tail, attempts, end.rank_error));
+    }
     if (gang.refused_as_singleton(end.first.rank)) {
       output.message(singleton_guard_hint(end.first.rank, static_cast<int>(gang.launches().size())) + "\n");
     }
@@ -668,6 +681,9 @@ Result<int> summarize(JobRun& job, const Attempt& run, const Gang& gang, Attempt
   end.error = run.reason == StopReason::watchdog ? run.watchdog_error : run.launch_error;
   report_end(job.output, gang, end, attempts, options);
   JobSummary summary = job_summary(end, attempts, seconds_since(job.started));
+  if (auto mpi_rank = summary.failed_rank >= 0 ? job.output.blamed_mpi_rank(summary.failed_rank) : std::nullopt) {
+    summary.failed_rank = *mpi_rank;
+  }
   if (end.reason == StopReason::stalled && run.hang) {
     summary.stalled_ranks = run.hang->ranks;
     if (options.progress) {

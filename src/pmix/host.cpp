@@ -101,9 +101,9 @@ std::vector<LocalRank> start_ranks(const HostRun& run, const Server& server, Lif
     }
     lifeline.watch(started.child.pid);
     close_fd(started.child.in_fd);
-    std::string prefix = run.rank_prefix ? fmt::format("[{}] ", rank) : "";
-    ranks.push_back({rank, started.child.pid, false, LineRelay(started.child.out_fd, 1, prefix),
-                     LineRelay(started.child.err_fd, 2, prefix)});
+    const std::optional<int> tag = run.rank_prefix ? std::optional<int>(rank) : std::nullopt;
+    ranks.push_back({rank, started.child.pid, false, LineRelay(started.child.out_fd, 1, tag),
+                     LineRelay(started.child.err_fd, 2, tag)});
   }
   // Ranks never started count as ended, so that the host can finish.
   for (int rank = layout.first_local_rank() + static_cast<int>(ranks.size());

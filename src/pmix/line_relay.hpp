@@ -1,24 +1,28 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "src/util/rank_tag.hpp"
+
 namespace ddl::pmix {
 
 // Copies a rank's output pipe to one of our streams in whole lines, so that
-// ranks sharing our stdout never interleave mid-line. A `prefix` ("[3] ")
-// goes before each line, and every write ends a line, so that another rank's
+// ranks sharing our stdout never interleave mid-line. With a `rank` (3), its
+// tag "[3] " goes before each line, and every write ends a line, so that another rank's
 // line never joins one of this rank: a line longer than 32 KiB goes out in
 // pieces "[3+] piece\n" (the line goes on in the next piece of rank 3; ddl
 // joins them in rank 3's log), and the rank's last bytes get a '\n'.
-// Without a prefix, bytes pass as they are, a line longer than 64 KiB in
+// Without a rank, bytes pass as they are, a line longer than 64 KiB in
 // pieces.
 class LineRelay {
 public:
-  LineRelay(int from_fd, int to_fd, std::string prefix = {})
-      : m_from(from_fd), m_to(to_fd), m_prefix(std::move(prefix)), m_continued_prefix(continued(m_prefix)) {}
+  LineRelay(int from_fd, int to_fd, std::optional<int> rank = std::nullopt)
+      : m_from(from_fd), m_to(to_fd), m_prefix(rank ? rank_tag::tag(*rank) : ""),
+        m_continued_prefix(rank ? rank_tag::continued(*rank) : "") {}
   ~LineRelay();
   LineRelay(LineRelay&& other) noexcept;
   LineRelay& operator=(LineRelay&&) = delete;
@@ -34,10 +38,6 @@ public:
   void finish();
 
 private:
-  // "[3] " -> "[3+] ".
-  static std::string continued(const std::string& prefix) {
-    return prefix.size() < 2 ? prefix : prefix.substr(0, prefix.size() - 2) + "+] ";
-  }
   void write_lines(std::size_t count);
   void write_piece();
   void write_all(std::string_view bytes);

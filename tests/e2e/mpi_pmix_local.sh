@@ -197,6 +197,12 @@ expect_exit 0 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 "$t/pmix_hello" 0
 expect_contains "$t/out" "[3] hello rank 3 of 4 universe 4 on $me sum 6"
 expect_exit 7 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 "$t/pmix_fail" abort 7 3
 expect_contains "$t/err" "rank 3 called MPI_Abort with status 7"
+# The summary names the MPI rank the host's worker blamed, and its lines
+# (before: "rank 1 on localhost", the second host's worker).
+expect_contains "$t/err" "ddl: error: rank 3 on localhost exited with code 7 after"
+expect_contains "$t/err" "stderr lines of rank 3:"
+expect_exit 7 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 --json "$t/pmix_fail" abort 7 3
+expect_contains "$t/out" '"failed_rank":3,"host":"localhost","code":7'
 left=$(comm -13 <(echo "$shm_before") <(shm_dirs) || true)
 [[ -z $left ]] || fail "left in /dev/shm: $left"
 

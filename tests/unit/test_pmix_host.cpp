@@ -157,7 +157,7 @@ TEST_CASE("LineRelay: a prefix before each line, once, also in pieces", "[pmix]"
     return got > 0 ? text.substr(0, static_cast<std::size_t>(got)) : std::string();
   };
   {
-    LineRelay relay(in[0], out[1], "[3] ");
+    LineRelay relay(in[0], out[1], 3);
     REQUIRE(::write(in[1], "one\ntwo\nthr", 11) == 11);
     relay.pump();
     CHECK(drain() == "[3] one\n[3] two\n");
@@ -183,7 +183,7 @@ TEST_CASE("LineRelay: a long line goes out in tagged pieces, each a line", "[pmi
   std::string written;
   std::string line = std::string(40000, 'a') + std::string(40000, 'b') + "\n";
   {
-    LineRelay relay(in[0], out[1], "[3] ");
+    LineRelay relay(in[0], out[1], 3);
     for (std::size_t at = 0; at < line.size();) {
       ssize_t wrote = ::write(in[1], line.data() + at, std::min<std::size_t>(line.size() - at, 16384));
       REQUIRE(wrote > 0);

@@ -165,7 +165,20 @@ TEST_CASE("RankTagRouter: a host's lines to the logs of its MPI ranks", "[output
   auto rest = router.route(1, Stream::out, "[3] second half", LineEnd::newline);
   CHECK((rest.rank == 3 && rest.text == "second half" && !rest.continues));
   CHECK(routed(1, Stream::out, "[3+]x") == "2:[3+]x");
+  // The worker's verdict above ("rank 3 called MPI_Abort"): the MPI rank it
+  // blames, the first one, of its own host only.
+  CHECK(router.blamed(1) == 3);
+  CHECK_FALSE(router.blamed(0));
   router.route(0, Stream::out, "[1] cut", LineEnd::partial);
+  router.reset();
+  CHECK_FALSE(router.blamed(1));
+  CHECK(routed(1, Stream::err, "ddl: error: rank 0 exited with code 3") == "2:ddl: error: rank 0 exited with code 3");
+  CHECK_FALSE(router.blamed(1));
+  router.route(1, Stream::err, "ddl: error: rank 4 called MPI_Abort with status 7", LineEnd::newline);
+  router.route(1, Stream::err, "ddl: error: rank 2 exited with code 1", LineEnd::newline);
+  CHECK(router.blamed(1) == 4);
+  CHECK(ddl::RankTagRouter::lines_of(4, {"[4] a", "[3] b", "ddl: x", "[4+] c", "[4] d"}) ==
+        std::vector<std::string>{"a", "c", "d"});
   router.reset();
   CHECK(routed(0, Stream::out, "[0] new attempt") == "0:new attempt");
   CHECK_FALSE(ddl::RankTagRouter().active());
