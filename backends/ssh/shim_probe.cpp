@@ -13,15 +13,15 @@ namespace ddl {
 namespace {
 
 // Polls the session until the shim answered or ended, or `timeout` passed.
-void wait_for_answer(ssh_session session, const ShimChannel& shim, Millis timeout) {
+void wait_for_answer(HostSession& session, const ShimChannel& shim, Millis timeout) {
   ssh_event event = ssh_event_new();
-  ssh_event_add_session(event, session);
+  session.add_to(event);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!shim.answered() && !shim.closed() && std::chrono::steady_clock::now() < deadline &&
-         !stop::requested() && !ssh_session_closed(session)) {
+         !stop::requested() && !session.closed()) {
     ssh_event_dopoll(event, stop::wait_ms(100));
   }
-  ssh_event_remove_session(event, session);
+  session.remove_from(event);
   ssh_event_free(event);
 }
 
@@ -51,7 +51,7 @@ Result<ShimAnswer> ask_once(const SshSection& ssh, SshConnection& kept, const st
     kept.shim.reset();
   }
   if (!kept.shim) {
-    kept.shim = std::make_unique<ShimChannel>(kept.session.get());
+    kept.shim = std::make_unique<ShimChannel>(*kept.session);
   }
   if (auto asked = kept.shim->ask(request); !asked) {
     kept.shim.reset();
@@ -59,7 +59,7 @@ Result<ShimAnswer> ask_once(const SshSection& ssh, SshConnection& kept, const st
     return fail(asked.error());
   }
   const Millis timeout = remote_answer_timeout(ssh);
-  wait_for_answer(kept.session.get(), *kept.shim, timeout);
+  wait_for_answer(*kept.session, *kept.shim, timeout);
   if (stop::requested()) {
     kept.shim.reset();
     return fail(stop::error("probing the host"));
@@ -67,7 +67,7 @@ Result<ShimAnswer> ask_once(const SshSection& ssh, SshConnection& kept, const st
   if (!kept.shim->answered()) {
     Error why = no_answer(*kept.shim, timeout);
     kept.shim.reset();
-    broken = ssh_session_closed(kept.session.get());
+    broken = kept.session->closed();
     return fail(std::move(why));
   }
   return kept.shim->take_answer();
