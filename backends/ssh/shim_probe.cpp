@@ -26,7 +26,7 @@ void wait_for_answer(HostSession& session, const ShimChannel& shim, Millis timeo
 }
 
 // Why the shim ended or did not answer.
-Error no_answer(const ShimChannel& shim, Millis timeout) {
+Error no_answer(const ShimChannel& shim, const HostSession& session, Millis timeout) {
   if (const auto& theirs = shim.refused_protocol()) {
     return Error{ExitCode::launch,
                  fmt::format("the shim there speaks protocol {}, this ddl speaks {}", *theirs, k_shim_protocol)};
@@ -35,6 +35,11 @@ Error no_answer(const ShimChannel& shim, Millis timeout) {
     std::string said(trim(shim.held_stderr()));
     return Error{ExitCode::launch, fmt::format("the shim ended (exit {}) before it answered{}",
                                                shim.exit_status().value_or(-1), said.empty() ? "" : ": " + said)};
+  }
+  if (session.closed()) {
+    std::string why = session.error();
+    return Error{ExitCode::launch, fmt::format("the connection closed before the shim answered: {}",
+                                               why.empty() ? "host not answering" : why)};
   }
   return Error{ExitCode::launch, fmt::format("no answer within {:g}s", static_cast<double>(timeout.count()) / 1000.0)};
 }
@@ -65,7 +70,7 @@ Result<ShimAnswer> ask_once(const SshSection& ssh, SshConnection& kept, const st
     return fail(stop::error("probing the host"));
   }
   if (!kept.shim->answered()) {
-    Error why = no_answer(*kept.shim, timeout);
+    Error why = no_answer(*kept.shim, *kept.session, timeout);
     kept.shim.reset();
     broken = kept.session->closed();
     return fail(std::move(why));

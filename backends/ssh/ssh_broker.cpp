@@ -140,7 +140,7 @@ private:
   HostSessionPtr session_;
   bool ever_connected_ = false;
   bool reconnected_ = false;
-  std::string lost_why_;
+  std::string refusal_;  // why a trial cannot have the host now
   std::map<int, std::unique_ptr<Client>> clients_;
   std::thread thread_;
 };
@@ -151,7 +151,7 @@ bool HostBroker::connected() {
     return true;
   }
   if (ever_connected_ && reconnected_) {
-    return false;
+    return false;  // refusal_ says why
   }
   if (ever_connected_) {
     reconnected_ = true;
@@ -159,7 +159,9 @@ bool HostBroker::connected() {
   }
   auto session = ssh_connect_direct(ssh_, host_);
   if (!session) {
-    lost_why_ = session.error().message;
+    refusal_ = ever_connected_ ? fmt::format("the connection is lost and could not be made again: {}",
+                                             session.error().message)
+                               : session.error().message;
     return false;
   }
   session_ = own_session(std::move(*session));
@@ -172,9 +174,7 @@ void HostBroker::welcome(int fd, broker::FrameReader rest) {
   auto client = std::make_unique<Client>(fd);
   client->reader = std::move(rest);
   if (!connected()) {
-    client->queue(broker::Type::refused, 0,
-                  ever_connected_ ? fmt::format("the connection is lost (made again once already): {}", lost_why_)
-                                  : lost_why_);
+    client->queue(broker::Type::refused, 0, refusal_);
     client->flush();
     return;
   }
@@ -260,7 +260,9 @@ void HostBroker::drop(Client& client) {
 // gone, and the next trial that asks makes it again (once).
 void HostBroker::lose() {
   std::string why = session_->error();
-  spdlog::warn("{}: the sweep's connection was lost: {}", host_.name, why.empty() ? "host not answering" : why);
+  why = why.empty() ? "host not answering" : why;
+  spdlog::warn("{}: the sweep's connection was lost: {}", host_.name, why);
+  refusal_ = fmt::format("the connection is lost (made again once already): {}", why);
   for (auto& [fd, client] : clients_) {
     client->relays.clear();
     client->queue(broker::Type::lost, 0, why);
@@ -270,7 +272,6 @@ void HostBroker::lose() {
   clients_.clear();
   session_->remove_from(event_);
   session_.reset();
-  lost_why_ = why.empty() ? "host not answering" : why;
 }
 
 void HostBroker::run() {

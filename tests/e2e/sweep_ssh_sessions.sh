@@ -5,7 +5,8 @@
 # one login shell per trial and host, no handshake. Counted on the hosts
 # (NETNS_COUNT_SHELLS). A rank's failure fails its trial with the result.json
 # the trial writes without the broker (the same request run with the broker
-# left out). sweep_ssh_reconnect: a connection the broker lost.
+# left out); a broker that ends fails the trial at once. sweep_ssh_reconnect:
+# a connection the broker lost.
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 command -v python3 >/dev/null || skip "python3 is not installed"
@@ -66,5 +67,44 @@ assert len(logs) == 2 and all("trial 3 fails" in log for log in logs), logs
 PY
 (($(netns_handshakes 0) + $(netns_handshakes 1) == 1)) || fail "the trial alone did not connect itself"
 echo "ok: a rank's failure fails its trial as without the broker"
+
+# 3. A broker that ends mid-trial (a stand-in that answers the hello and the
+# first open, then closes): the trial fails at once, naming it; no wait.
+python3 - "$t/alone/request.json" "$t/gone.sock" <<'PY'
+import json, sys
+req = json.load(open(sys.argv[1]))
+req["ssh_broker"] = sys.argv[2]
+json.dump(req, open(sys.argv[1], "w"))
+PY
+python3 - "$t/gone.sock" <<'PY' &
+import socket, struct, sys
+server = socket.socket(socket.AF_UNIX)
+server.bind(sys.argv[1])
+server.listen(1)
+conn, _ = server.accept()
+def frame():
+    head = b""
+    while len(head) < 4:
+        head += conn.recv(4 - len(head))
+    body = b""
+    while len(body) < struct.unpack(">I", head)[0]:
+        body += conn.recv(struct.unpack(">I", head)[0] - len(body))
+    return struct.unpack(">I", body[1:5])[0]
+frame()
+conn.sendall(struct.pack(">IBI", 5, 16, 0))  # ready
+channel = frame()
+conn.sendall(struct.pack(">IBI", 5, 18, channel))  # opened
+conn.close()
+server.close()
+PY
+wait_files 1 "$t/gone.sock"
+start=$SECONDS
+expect_exit 3 ddl_ssh run --trial "$t/alone/request.json"
+wait
+((SECONDS - start < 20)) || fail "the trial took $((SECONDS - start))s to see its broker end"
+# The probe's channel fails as it is written to or read ("is gone" / "ended").
+grep -qE "the sweep's session broker \($t/gone.sock\) (is gone|ended)" "$t/err" || fail "$(cat "$t/err")"
+expect_contains "$t/err" "cannot reach the sweep's session broker ($t/gone.sock)"
+echo "ok: a broker that ends fails the trial"
 
 echo PASS
