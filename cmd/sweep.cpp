@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "backends/registry.hpp"
+#include "backends/ssh/ssh_broker.hpp"
 #include "cmd/command.hpp"
 #include "src/launch/plan_hosts.hpp"
 #include "src/plan/plan.hpp"
@@ -345,7 +346,19 @@ Result<int> run_sweep_command(SweepOptions opts) {
     std::fprintf(stderr, "ddl sweep: %zu trials (%zu to run), %d ranks each, on %d slots (%s); directory %s\n",
                  trials.size(), todo.size(), config.np, pool.total_slots(), hosts->backend.c_str(), dir.c_str());
   }
+  // Over ssh, one connection per host for all the trials (issue 32).
+  std::unique_ptr<SshBroker> broker;
+  if (hosts->backend == "ssh") {
+    auto started = SshBroker::start(job->ssh, dir);
+    if (!started) {
+      print_warning(fmt::format("ddl sweep: {}; each trial connects to its hosts itself", started.error().message));
+    } else {
+      broker = std::move(*started);
+      config.ssh_broker = broker->socket();
+    }
+  }
   auto outcome = sweep::run_sweep(config, trials, todo, std::move(outcomes), pool, *journal);
+  broker.reset();
   if (!outcome) return fail(outcome.error());
   const int code = exit_code(*outcome);
   if (auto end = journal->append(Json{{"event", "end"}, {"exit_code", code}}); !end) return fail(end.error());

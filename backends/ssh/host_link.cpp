@@ -36,7 +36,7 @@ int drain_wake(socket_t fd, int, void*) {
 
 } // namespace
 
-HostLink::HostLink(std::string host_name, SshSessionPtr session, ReadyChannels ready, Reconnect reconnect)
+HostLink::HostLink(std::string host_name, HostSessionPtr session, ReadyChannels ready, Reconnect reconnect)
     : host_name_(std::move(host_name)), session_(std::move(session)), ready_(std::move(ready)),
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), reconnect_(std::move(reconnect)) {
   thread_ = std::thread([this] { run(); });
@@ -76,7 +76,7 @@ void HostLink::start(int rank, std::string payload, RankEvents& events) {
       }
     }
     reconnect_once();
-    auto entry = std::make_unique<RankChannel>(rank, events, std::make_unique<ShimChannel>(session_.get()));
+    auto entry = std::make_unique<RankChannel>(rank, events, std::make_unique<ShimChannel>(*session_));
     if (lost_) {
       entry->channel->finish(fmt::format("{}: the connection is lost", host_name_));
       return;
@@ -112,7 +112,7 @@ void HostLink::close() {
   thread_.join();
 }
 
-SshSessionPtr HostLink::release() {
+HostSessionPtr HostLink::release() {
   if (!thread_.joinable()) {
     return nullptr;
   }
@@ -145,7 +145,7 @@ void HostLink::reap_closed() {
 
 void HostLink::lose_connection() {
   lost_ = true;
-  std::string why = ssh_get_error(session_.get());
+  std::string why = session_->error();
   for (auto& [rank, entry] : channels_) {
     entry->channel->finish(fmt::format("lost the connection to {}: {}", host_name_,
                                       why.empty() ? "host not answering" : why));
@@ -167,9 +167,9 @@ void HostLink::reconnect_once() {
     return;
   }
   ready_.clear();  // channels of the old session
-  ssh_event_remove_session(event_, session_.get());
+  session_->remove_from(event_);
   session_ = std::move(*session);
-  ssh_event_add_session(event_, session_.get());
+  session_->add_to(event_);
   lost_ = false;
 }
 
@@ -189,7 +189,7 @@ void HostLink::send_heartbeats() {
 void HostLink::run() {
   event_ = ssh_event_new();
   ssh_event event = event_;
-  ssh_event_add_session(event, session_.get());
+  session_->add_to(event);
   ssh_event_add_fd(event, wake_fd_, POLLIN, &drain_wake, nullptr);
   while (true) {
     drain_tasks();
@@ -205,7 +205,7 @@ void HostLink::run() {
     }
     ssh_event_dopoll(event, channels_.empty() ? 1000 : 200);
     send_heartbeats();
-    if (ssh_session_closed(session_.get())) {
+    if (session_->closed()) {
       reap_closed();
       lose_connection();
     }
@@ -218,7 +218,7 @@ void HostLink::run() {
   channels_.clear();  // the supervisor gave up on them: no more events
   ready_.clear();     // unused: EOF ends their shims quietly
   ssh_event_remove_fd(event, wake_fd_);
-  ssh_event_remove_session(event, session_.get());
+  session_->remove_from(event);
   ssh_event_free(event);
   event_ = nullptr;
   if (!keep_session_ || lost_) {

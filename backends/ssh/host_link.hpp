@@ -26,11 +26,11 @@ public:
   // Channels opened and checked in advance, by rank.
   using ReadyChannels = std::map<int, std::unique_ptr<ShimChannel>>;
   // Makes a new connection to the host (on the link's thread).
-  using Reconnect = std::function<Result<SshSessionPtr>()>;
+  using Reconnect = std::function<Result<HostSessionPtr>()>;
   // With `reconnect`, a rank started after the connection was lost (a
   // restart) gets one new connection; when that fails too, or was made
   // before, the host is lost for good.
-  HostLink(std::string host_name, SshSessionPtr session, ReadyChannels ready = {}, Reconnect reconnect = {});
+  HostLink(std::string host_name, HostSessionPtr session, ReadyChannels ready = {}, Reconnect reconnect = {});
   ~HostLink();
   HostLink(const HostLink&) = delete;
   HostLink& operator=(const HostLink&) = delete;
@@ -44,7 +44,7 @@ public:
   void close();
   // As close(), but the connection is kept and returned for a later launch
   // on the host (null when it was lost).
-  SshSessionPtr release();
+  HostSessionPtr release();
   const std::string& host_name() const { return host_name_; }
 
 private:
@@ -59,7 +59,7 @@ private:
   void reconnect_once();
 
   std::string host_name_;
-  SshSessionPtr session_;
+  HostSessionPtr session_;
   ReadyChannels ready_;  // thread-owned after construction
   int wake_fd_ = -1;
   std::mutex mutex_;

@@ -7,7 +7,9 @@
 
 namespace ddl {
 
-ShimChannel::ShimChannel(ssh_session session, Sink* sink) : session_(session), sink_(sink) {}
+ShimChannel::ShimChannel(HostSession& session, Sink* sink) : session_(session), sink_(sink) {}
+
+ShimChannel::~ShimChannel() = default;
 
 void ShimChannel::attach(Sink& sink) {
   sink_ = &sink;
@@ -20,59 +22,36 @@ void ShimChannel::attach(Sink& sink) {
 }
 
 Result<void> ShimChannel::send_payload(const std::string& payload) {
-  if (channel_ == nullptr || closed_ ||
-      ssh_channel_write(channel_, payload.data(), static_cast<uint32_t>(payload.size())) !=
-          static_cast<int>(payload.size())) {
-    return fail(ExitCode::launch, fmt::format("cannot send the rank's setup: {}", ssh_get_error(session_)));
+  if (!channel_ || closed_ || !channel_->write(payload)) {
+    return fail(ExitCode::launch, fmt::format("cannot send the rank's setup: {}", session_.error()));
   }
   return {};
 }
 
-ShimChannel::~ShimChannel() {
-  if (channel_ != nullptr) {
-    ssh_remove_channel_callbacks(channel_, &callbacks_);
-    ssh_channel_free(channel_);
-  }
-}
-
 Result<void> ShimChannel::start(const std::string& payload) {
-  channel_ = ssh_channel_new(session_);
-  if (channel_ == nullptr) {
-    return fail(ExitCode::launch, fmt::format("cannot create a channel: {}", ssh_get_error(session_)));
+  channel_ = session_.channel(*this);
+  if (auto opened = channel_->exec(shim_ssh_command()); !opened) {
+    return opened;
   }
-  ssh_callbacks_init(&callbacks_);
-  callbacks_.userdata = this;
-  callbacks_.channel_data_function = &ShimChannel::on_data;
-  callbacks_.channel_close_function = &ShimChannel::on_close;
-  callbacks_.channel_exit_status_function = &ShimChannel::on_exit_status;
-  callbacks_.channel_exit_signal_function = &ShimChannel::on_exit_signal;
-  ssh_set_channel_callbacks(channel_, &callbacks_);
-  if (ssh_channel_open_session(channel_) != SSH_OK) {
-    return fail(ExitCode::launch, fmt::format("cannot open a channel: {}", ssh_get_error(session_)));
-  }
-  if (ssh_channel_request_exec(channel_, shim_ssh_command().c_str()) != SSH_OK) {
-    return fail(ExitCode::launch, fmt::format("cannot run the shim: {}", ssh_get_error(session_)));
-  }
-  if (ssh_channel_write(channel_, payload.data(), static_cast<uint32_t>(payload.size())) !=
-      static_cast<int>(payload.size())) {
-    return fail(ExitCode::launch, fmt::format("cannot send the rank's setup: {}", ssh_get_error(session_)));
+  if (!channel_->write(payload)) {
+    return fail(ExitCode::launch, fmt::format("cannot send the rank's setup: {}", session_.error()));
   }
   return {};
 }
 
 Result<void> ShimChannel::ask(const std::string& request) {
-  return channel_ == nullptr ? start(request) : send_payload(request);
+  return !channel_ ? start(request) : send_payload(request);
 }
 
 void ShimChannel::send(std::string_view line) {
-  if (channel_ != nullptr && !closed_ && ssh_channel_is_open(channel_) != 0) {
-    ssh_channel_write(channel_, line.data(), static_cast<uint32_t>(line.size()));
+  if (channel_ && !closed_ && channel_->is_open()) {
+    channel_->write(line);
   }
 }
 
 void ShimChannel::send_eof() {
-  if (channel_ != nullptr && !closed_ && ssh_channel_is_open(channel_) != 0) {
-    ssh_channel_send_eof(channel_);
+  if (channel_ && !closed_ && channel_->is_open()) {
+    channel_->send_eof();
   }
 }
 
@@ -86,38 +65,28 @@ void ShimChannel::report_started() {
   }
 }
 
-int ShimChannel::on_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr, void* self) {
-  auto* me = static_cast<ShimChannel*>(self);
-  std::string_view bytes(static_cast<const char*>(data), len);
-  if (is_stderr != 0) {
-    std::string passed = me->stderr_filter_.feed(bytes);
-    if (me->stderr_filter_.decided()) {
-      me->report_started();
+void ShimChannel::data(std::string_view bytes, bool is_stderr) {
+  if (is_stderr) {
+    std::string passed = stderr_filter_.feed(bytes);
+    if (stderr_filter_.decided()) {
+      report_started();
     }
     if (passed.empty()) {
-    } else if (me->sink_ != nullptr) {
-      me->sink_->output(Stream::err, passed);
+    } else if (sink_ != nullptr) {
+      sink_->output(Stream::err, passed);
     } else {
-      me->held_stderr_.append(passed);
+      held_stderr_.append(passed);
     }
-  } else if (me->started_reported_) {
-    me->sink_->output(Stream::out, bytes);
+  } else if (started_reported_) {
+    sink_->output(Stream::out, bytes);
   } else {
-    me->held_stdout_.append(bytes);
+    held_stdout_.append(bytes);
   }
-  return static_cast<int>(len);
 }
 
-void ShimChannel::on_close(ssh_session, ssh_channel, void* self) { static_cast<ShimChannel*>(self)->closed_ = true; }
-
-void ShimChannel::on_exit_status(ssh_session, ssh_channel, int status, void* self) {
-  static_cast<ShimChannel*>(self)->exit_status_ = status;
-}
-
-void ShimChannel::on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*,
-                                 void* self) {
-  auto number = signal_number(signal != nullptr ? signal : "");
-  static_cast<ShimChannel*>(self)->exit_signal_ = number.value_or(255 - 128);
+void ShimChannel::exit_signal(std::string_view name) {
+  auto number = signal_number(name);
+  exit_signal_ = number.value_or(255 - 128);
 }
 
 void ShimChannel::finish(const std::optional<std::string>& lost) {

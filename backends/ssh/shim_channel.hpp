@@ -1,26 +1,23 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// One process under the shim on an SSH channel: exec of the fixed shim
-// command, the payload on stdin, output and the exit status or signal through
-// libssh's channel callbacks (never ssh_channel_get_exit_status, which
-// blocks and knows no signals). Drive it with an ssh_event holding the
+// One process under the shim on a channel of a host's session: exec of the
+// fixed shim command, the payload on stdin, output and the exit status or
+// signal as the channel reports them. Drive it with an ssh_event holding the
 // session; not thread-safe, like the session itself.
 
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include <libssh/callbacks.h>
-#include <libssh/libssh.h>
-
 #include "src/launch/backend.hpp"
 #include "backends/shim.hpp"
+#include "backends/ssh/host_session.hpp"
 #include "src/util/error.hpp"
 
 namespace ddl {
 
-class ShimChannel {
+class ShimChannel final : ChannelListener {
 public:
   // Receives what the process does; exited() comes exactly once.
   class Sink {
@@ -32,8 +29,8 @@ public:
   };
 
   // Without a sink, what arrives is held until attach().
-  explicit ShimChannel(ssh_session session, Sink* sink = nullptr);
-  ~ShimChannel();
+  explicit ShimChannel(HostSession& session, Sink* sink = nullptr);
+  ~ShimChannel() override;
   ShimChannel(const ShimChannel&) = delete;
   ShimChannel& operator=(const ShimChannel&) = delete;
 
@@ -65,17 +62,15 @@ public:
   bool finished() const { return finished_; }
 
 private:
-  static int on_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr, void* self);
-  static void on_close(ssh_session, ssh_channel, void* self);
-  static void on_exit_status(ssh_session, ssh_channel, int status, void* self);
-  static void on_exit_signal(ssh_session, ssh_channel, const char* signal, int core, const char*,
-                             const char*, void* self);
+  void data(std::string_view bytes, bool is_stderr) override;
+  void ended() override { closed_ = true; }
+  void exit_status(int status) override { exit_status_ = status; }
+  void exit_signal(std::string_view name) override;
   void report_started();
 
-  ssh_session session_;
-  ssh_channel channel_ = nullptr;
+  HostSession& session_;
+  std::unique_ptr<HostChannel> channel_;
   Sink* sink_;
-  ssh_channel_callbacks_struct callbacks_{};
   ShimStderr stderr_filter_;
   std::string held_stdout_;  // until the pid line arrived on stderr
   std::string held_stderr_;  // until a sink is attached

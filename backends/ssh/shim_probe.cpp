@@ -13,20 +13,20 @@ namespace ddl {
 namespace {
 
 // Polls the session until the shim answered or ended, or `timeout` passed.
-void wait_for_answer(ssh_session session, const ShimChannel& shim, Millis timeout) {
+void wait_for_answer(HostSession& session, const ShimChannel& shim, Millis timeout) {
   ssh_event event = ssh_event_new();
-  ssh_event_add_session(event, session);
+  session.add_to(event);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!shim.answered() && !shim.closed() && std::chrono::steady_clock::now() < deadline &&
-         !stop::requested() && !ssh_session_closed(session)) {
+         !stop::requested() && !session.closed()) {
     ssh_event_dopoll(event, stop::wait_ms(100));
   }
-  ssh_event_remove_session(event, session);
+  session.remove_from(event);
   ssh_event_free(event);
 }
 
 // Why the shim ended or did not answer.
-Error no_answer(const ShimChannel& shim, Millis timeout) {
+Error no_answer(const ShimChannel& shim, const HostSession& session, Millis timeout) {
   if (const auto& theirs = shim.refused_protocol()) {
     return Error{ExitCode::launch,
                  fmt::format("the shim there speaks protocol {}, this ddl speaks {}", *theirs, k_shim_protocol)};
@@ -35,6 +35,11 @@ Error no_answer(const ShimChannel& shim, Millis timeout) {
     std::string said(trim(shim.held_stderr()));
     return Error{ExitCode::launch, fmt::format("the shim ended (exit {}) before it answered{}",
                                                shim.exit_status().value_or(-1), said.empty() ? "" : ": " + said)};
+  }
+  if (session.closed()) {
+    std::string why = session.error();
+    return Error{ExitCode::launch, fmt::format("the connection closed before the shim answered: {}",
+                                               why.empty() ? "host not answering" : why)};
   }
   return Error{ExitCode::launch, fmt::format("no answer within {:g}s", static_cast<double>(timeout.count()) / 1000.0)};
 }
@@ -51,7 +56,7 @@ Result<ShimAnswer> ask_once(const SshSection& ssh, SshConnection& kept, const st
     kept.shim.reset();
   }
   if (!kept.shim) {
-    kept.shim = std::make_unique<ShimChannel>(kept.session.get());
+    kept.shim = std::make_unique<ShimChannel>(*kept.session);
   }
   if (auto asked = kept.shim->ask(request); !asked) {
     kept.shim.reset();
@@ -59,15 +64,15 @@ Result<ShimAnswer> ask_once(const SshSection& ssh, SshConnection& kept, const st
     return fail(asked.error());
   }
   const Millis timeout = remote_answer_timeout(ssh);
-  wait_for_answer(kept.session.get(), *kept.shim, timeout);
+  wait_for_answer(*kept.session, *kept.shim, timeout);
   if (stop::requested()) {
     kept.shim.reset();
     return fail(stop::error("probing the host"));
   }
   if (!kept.shim->answered()) {
-    Error why = no_answer(*kept.shim, timeout);
+    Error why = no_answer(*kept.shim, *kept.session, timeout);
     kept.shim.reset();
-    broken = ssh_session_closed(kept.session.get());
+    broken = kept.session->closed();
     return fail(std::move(why));
   }
   return kept.shim->take_answer();

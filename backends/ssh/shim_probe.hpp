@@ -22,7 +22,7 @@ namespace ddl {
 // (declared after `session`, so freed first) waits for its next request or
 // a rank's check block; null when none was started or it ended.
 struct SshConnection {
-  SshSessionPtr session;
+  HostSessionPtr session;
   std::unique_ptr<ShimChannel> shim;
   std::string error;
 };

@@ -28,7 +28,7 @@ namespace {
 // that failed or never answered.
 // The first rank's channel is `probed`, the shim that answered the probes,
 // when there is one.
-Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const std::vector<int>& ranks,
+Result<HostLink::ReadyChannels> open_checked_channels(HostSession& session, const std::vector<int>& ranks,
                                                       std::unique_ptr<ShimChannel> probed,
                                                       const std::string& workdir, const std::string& program,
                                                       Millis timeout, bool& check_answered) {
@@ -61,13 +61,13 @@ Result<HostLink::ReadyChannels> open_checked_channels(ssh_session session, const
     return true;
   };
   ssh_event event = ssh_event_new();
-  ssh_event_add_session(event, session);
+  session.add_to(event);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!all_settled() && std::chrono::steady_clock::now() < deadline && !stop::requested() &&
-         !ssh_session_closed(session)) {
+         !session.closed()) {
     ssh_event_dopoll(event, stop::wait_ms(100));
   }
-  ssh_event_remove_session(event, session);
+  session.remove_from(event);
   ssh_event_free(event);
   if (stop::requested()) {
     return fail(stop::error("waiting for the preflight check"));
@@ -250,7 +250,7 @@ std::vector<std::size_t> SshBackend::preflight_units(const Plan& plan) {
 Result<SshConnection> SshBackend::open_unit(std::size_t unit, const Plan& plan) {
   std::optional<SshConnection>& probed = pending_.probed[unit];
   // A kept connection that died since is reconnected once.
-  if (probed && probed->session && !ssh_session_closed(probed->session.get())) {
+  if (probed && probed->session && !probed->session->closed()) {
     return std::move(*probed);
   }
   if (probed && !probed->session && !probed->error.empty()) {
@@ -276,7 +276,7 @@ Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std:
   const RankLaunch& first = first_launch_of(launches, pending_.ranks[unit]);
   std::string program = first.argv.empty() ? std::string("sh") : first.argv.front();
   bool answered = false;
-  auto channels = open_checked_channels(connection->session.get(), pending_.ranks[unit], std::move(connection->shim),
+  auto channels = open_checked_channels(*connection->session, pending_.ranks[unit], std::move(connection->shim),
                                         first.workdir, program, remote_answer_timeout(options_), answered);
   if (!channels) {
     pending_.unreached[unit] = (answered || stop::is_stop_error(channels.error())) ? 0 : 1;
@@ -358,7 +358,7 @@ void SshBackend::shutdown() {
     connection.shim.reset();
   }
   for (auto& link : links_) {
-    if (SshSessionPtr session = link->release(); session && !kept_.contains(link->host_name())) {
+    if (HostSessionPtr session = link->release(); session && !kept_.contains(link->host_name())) {
       kept_[link->host_name()].session = std::move(session);
     }
   }

@@ -61,7 +61,7 @@ private:
     std::vector<std::size_t> hosts;                     // host index
     std::vector<std::vector<int>> ranks;                // the ranks it carries
     std::vector<std::optional<SshConnection>> probed;   // find_interfaces' connection
-    std::vector<SshSessionPtr> sessions;
+    std::vector<HostSessionPtr> sessions;
     std::vector<HostLink::ReadyChannels> ready;
     std::vector<char> unreached;  // its connect or channels failed (not a check)
   };

@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include "backends/ssh/broker_client.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl {
@@ -276,12 +277,6 @@ Result<void> connect_and_exchange_keys(ssh_session session, const SshSection& op
 
 } // namespace
 
-void SshSessionFree::operator()(ssh_session session) const {
-  if (session != nullptr) {
-    ssh_disconnect(session);
-    ssh_free(session);
-  }
-}
 
 std::string expand_home(const std::string& path) {
   if (path == "~" || path.starts_with("~/")) {
@@ -311,7 +306,7 @@ std::string host_key_fingerprint(ssh_session session) {
   return text;
 }
 
-Result<SshSessionPtr> ssh_open(const SshSection& options, const Host& host) {
+Result<SshSessionPtr> ssh_connect_direct(const SshSection& options, const Host& host) {
   SshSessionPtr session(ssh_new());
   if (!session) {
     return fail(ExitCode::launch, "cannot create an ssh session");
@@ -340,8 +335,15 @@ Millis remote_answer_timeout(const SshSection& options) {
   return std::max(options.connect_timeout, Millis{30'000});
 }
 
-bool ssh_session_closed(ssh_session session) {
-  return (ssh_get_status(session) & (SSH_CLOSED | SSH_CLOSED_ERROR)) != 0 || ssh_is_connected(session) == 0;
+Result<HostSessionPtr> ssh_open(const SshSection& options, const Host& host) {
+  if (!options.broker.empty()) {
+    return broker_open(options, host);
+  }
+  auto session = ssh_connect_direct(options, host);
+  if (!session) {
+    return fail(session.error());
+  }
+  return own_session(std::move(*session));
 }
 
 } // namespace ddl

@@ -10,16 +10,12 @@
 
 #include <libssh/libssh.h>
 
+#include "backends/ssh/host_session.hpp"
 #include "src/util/error.hpp"
 #include "src/inventory/inventory.hpp"
 #include "src/job/job.hpp"
 
 namespace ddl {
-
-struct SshSessionFree {
-  void operator()(ssh_session session) const;
-};
-using SshSessionPtr = std::unique_ptr<ssh_session_struct, SshSessionFree>;
 
 // "~/x" -> "$HOME/x".
 std::string expand_home(const std::string& path);
@@ -29,7 +25,11 @@ std::string expand_home(const std::string& path);
 // Warnings (host_key_check = "no", a key recorded by accept-new) go to the
 // log. The session has TCP keepalives set so that a host that stops
 // answering for connect_timeout is noticed.
-Result<SshSessionPtr> ssh_open(const SshSection& options, const Host& host);
+Result<SshSessionPtr> ssh_connect_direct(const SshSection& options, const Host& host);
+
+// The connection a launch uses: through the sweep's session broker when
+// [ssh] broker names one (a trial of `ddl sweep`), else ssh_connect_direct.
+Result<HostSessionPtr> ssh_open(const SshSection& options, const Host& host);
 
 // The host name the OpenSSH config (and [ssh]) make of `name`: its HostName
 // when an entry gives one, else `name`. Nothing is connected.
@@ -39,9 +39,6 @@ std::string ssh_config_hostname(const SshSection& options, const std::string& na
 // launch check, `ddl hosts --check`'s probe) may take to answer:
 // connect_timeout, but at least 30s, as a loaded host starts it slowly.
 Millis remote_answer_timeout(const SshSection& options);
-
-// The connection is closed or broken (as far as libssh knows yet).
-bool ssh_session_closed(ssh_session session);
 
 // "SHA256:..." of the server's host key, or "" when unavailable.
 std::string host_key_fingerprint(ssh_session session);

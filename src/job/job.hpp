@@ -91,6 +91,10 @@ struct SshSection {
   Millis connect_timeout{10'000};
   int fanout = 64;
   std::string remote_ddl;         // empty: the launcher's own path
+  // Not a job-file key: the unix socket of the sweep's session broker, from
+  // a trial's request.json; its channels then replace the trial's own
+  // connections (backends/ssh/broker_wire.hpp).
+  std::string broker;
 };
 
 struct KubernetesSection {

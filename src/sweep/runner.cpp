@@ -439,6 +439,7 @@ TrialRequest trial_request(const SweepConfig& config, const SlotPool& pool, cons
   request.command = substitute(config.command, trial, config.shell);
   request.log_dir = attempt_log_dir(request.trial_dir, attempt);
   request.result = request.trial_dir + "/" + k_result_name;
+  request.ssh_broker = config.ssh_broker;
   return request;
 }
 

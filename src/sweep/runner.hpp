@@ -34,6 +34,7 @@ struct SweepConfig {
   std::optional<SweepMetric> metric;
   bool progress = false;               // one progress line on stderr (a terminal)
   bool quiet = false;                  // no per-trial lines on stderr
+  std::string ssh_broker;              // the session broker's socket ("" when none)
 };
 
 // How one trial ended (its last attempt).

@@ -186,6 +186,7 @@ TrialRequest request_from(const Json& doc) {
   request.command = value_of<std::vector<std::string>>(doc, "command");
   request.log_dir = value_of<std::string>(doc, "log_dir");
   request.result = value_of<std::string>(doc, "result");
+  if (doc.contains("ssh_broker")) request.ssh_broker = value_of<std::string>(doc, "ssh_broker");
   if (request.hosts.empty() || request.np < 1 || request.command.empty()) {
     throw BadDocument("no hosts, np below 1 or no command");
   }
@@ -247,7 +248,7 @@ Json request_json(const TrialRequest& request) {
   for (const HostSpec& spec : request.hosts) hosts.push_back(host_spec_json(spec));
   Json parameters = Json::object();
   for (const auto& [name, value] : request.parameters) parameters[name] = param_json(value);
-  return Json{{"version", k_trial_contract_version},
+  Json doc{{"version", k_trial_contract_version},
               {"trial", request.trial},
               {"attempt", request.attempt},
               {"trial_dir", request.trial_dir},
@@ -260,6 +261,8 @@ Json request_json(const TrialRequest& request) {
               {"command", request.command},
               {"log_dir", request.log_dir},
               {"result", request.result}};
+  if (!request.ssh_broker.empty()) doc["ssh_broker"] = request.ssh_broker;
+  return doc;
 }
 
 Result<TrialRequest> read_request(const std::string& path) {
@@ -297,6 +300,7 @@ Result<JobSpec> trial_job(const TrialRequest& request) {
   job->launch.np.max = request.np;
   job->command = request.command;
   job->command_is_shell = false;
+  job->ssh.broker = request.ssh_broker;
   set_env(job->env, request.env);
   job->log_dir = request.log_dir;
   return job;

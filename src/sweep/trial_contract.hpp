@@ -4,7 +4,8 @@
 // two files of the trial's folder (man/ddl.1, "TRIAL CONTRACT"):
 //   request.json, written by the sweep before each attempt: the job as the
 //     sweep read it (its file's text and options), the trial's hosts as
-//     typed specs with their GPU ids, np, parameters, env, command, logs;
+//     typed specs with their GPU ids, np, parameters, env, command, logs,
+//     and (optional, over ssh) the socket of the sweep's session broker;
 //   result.json, written by the trial at its end: its exit code and reason,
 //     times, the hosts it ran on, and its metric with the file it came from.
 #pragma once
@@ -65,6 +66,9 @@ struct TrialRequest {
   std::vector<std::string> command;  // parameters substituted ("/bin/sh", "-c", ... for a string command)
   std::string log_dir;      // the rank logs of this attempt
   std::string result;       // where the trial writes result.json
+  // Optional ("" when absent): the unix socket of the sweep's ssh session
+  // broker; the trial's ssh channels go through it (backends/ssh/ssh_broker.hpp).
+  std::string ssh_broker;
 };
 
 Json request_json(const TrialRequest& request);
