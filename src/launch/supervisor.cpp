@@ -406,24 +406,32 @@ std::optional<RankError> read_rank_error(Backend& backend, const RankLaunch& lau
   return std::nullopt;
 }
 
+// The first failure as the user knows it: under --mpi pmix the MPI rank
+// that its host's worker blamed, with that rank's own lines; else the gang's.
+struct NamedFailure {
+  RankLaunch launch;
+  FirstFailure first;
+  std::deque<std::string> stderr_tail;
+};
+
+NamedFailure named_failure(const Output& output, const Gang& gang, const FirstFailure& first) {
+  NamedFailure named{gang.launches().at(static_cast<std::size_t>(first.rank)), first,
+                     gang.stderr_tail(first.rank).lines()};
+  if (auto mpi_rank = output.blamed_mpi_rank(first.rank)) {
+    named.launch.rank = *mpi_rank;
+    named.first.rank = *mpi_rank;
+    auto own = RankTagRouter::lines_of(*mpi_rank, named.stderr_tail);
+    named.stderr_tail.assign(own.begin(), own.end());
+  }
+  return named;
+}
+
 // What ddl prints when the job ends: the failure summary, or the timeout.
 void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int attempts,
                 const SupervisorOptions& options) {
   if (end.reason == StopReason::failed) {
-    const RankLaunch& launch = gang.launches().at(static_cast<std::size_t>(end.first.rank));
-    const auto& tail = gang.stderr_tail(end.first.rank).lines();
-    if (auto mpi_rank = output.blamed_mpi_rank(end.first.rank)) {
-      // --mpi pmix: the MPI rank the host's worker blamed, with its own lines.
-      RankLaunch blamed = launch;
-      blamed.rank = *mpi_rank;
-      FirstFailure first = end.first;
-      first.rank = *mpi_rank;
-      auto own = RankTagRouter::lines_of(*mpi_rank, tail);
-      output.message(failure_summary(blamed, first, std::deque<std::string>(own.begin(), own.end()), attempts,
-                                     end.rank_error));
-    } else {
-      output.message(failure_summary(launch, end.first, tail, attempts, end.rank_error));
-    }
+    const NamedFailure named = named_failure(output, gang, end.first);
+    output.message(failure_summary(named.launch, named.first, named.stderr_tail, attempts, end.rank_error));
     if (gang.refused_as_singleton(end.first.rank)) {
       output.message(singleton_guard_hint(end.first.rank, static_cast<int>(gang.launches().size())) + "\n");
     }
@@ -482,15 +490,16 @@ std::vector<RankFailure> attempt_failures(const Attempt& run, const Gang& gang) 
 
 // "restarting on the hosts left" only when a host was left out now and
 // some host of the attempt is still in.
-std::string restart_text(const Attempt& run, const Gang& gang, const RestartDecision& decision, int next_attempt,
-                         int max_restarts, bool hosts_left) {
+std::string restart_text(const Output& output, const Attempt& run, const Gang& gang, const RestartDecision& decision,
+                         int next_attempt, int max_restarts, bool hosts_left) {
   if (run.reason == StopReason::stalled) {
     return fmt::format("ddl: the attempt stalled; restarting (DDL_ATTEMPT={}){}\n", next_attempt,
                        decision.lost.empty() || !hosts_left ? "" : " on the hosts left");
   }
-  const RankLaunch& failed = gang.launches().at(static_cast<std::size_t>(run.first.rank));
-  return decision.lost.empty() ? restart_message(failed, run.first, next_attempt, max_restarts)
-                               : elastic_restart_message(failed, run.first, next_attempt, decision.wait, hosts_left);
+  const NamedFailure named = named_failure(output, gang, run.first);
+  return decision.lost.empty()
+             ? restart_message(named.launch, named.first, next_attempt, max_restarts)
+             : elastic_restart_message(named.launch, named.first, next_attempt, decision.wait, hosts_left);
 }
 
 // Whether a host of `plan` is not excluded.
@@ -651,7 +660,8 @@ Result<Restart> decide_restart(JobRun& job, const Attempt& run, const Gang& gang
     return Restart{false, decision.why};
   }
   job.output.message(
-      restart_text(run, gang, decision, next_attempt, job.options.max_restarts, hosts_left(*job.plan, job.policy)));
+      restart_text(job.output, run, gang, decision, next_attempt, job.options.max_restarts,
+                   hosts_left(*job.plan, job.policy)));
   job.output.restarting(next_attempt, job.options.max_restarts);
   if (auto interrupted = wait_for_restart(decision.wait)) {
     end.reason = StopReason::signal;

@@ -210,6 +210,10 @@ expect_contains "$t/err" "ddl: error: rank 3 on localhost exited with code 7 aft
 expect_contains "$t/err" "stderr lines of rank 3:"
 expect_exit 7 run --mpi pmix -H 127.0.0.1:2,localhost:2 --np 4 --json "$t/pmix_fail" abort 7 3
 expect_contains "$t/out" '"failed_rank":3,"host":"localhost","code":7'
+# shellcheck disable=SC2016 # expanded by each rank's sh
+expect_exit 3 run --mpi pmix --np 3 --max-restarts 1 -- sh -c 'exit $((DDL_RANK == 2 ? 3 : 0))'
+expect_contains "$t/err" "ddl: rank 2 on localhost exited with code 3 after"
+expect_contains "$t/err" "restarting (DDL_ATTEMPT=1, restart 1 of 1)"
 
 # Refused: --mpi pmix with backend mpirun, an unknown value, a bad [mpi] key,
 # --output-ranks (the gang is one worker per host).
