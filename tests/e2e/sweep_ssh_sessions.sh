@@ -102,9 +102,11 @@ start=$SECONDS
 expect_exit 3 ddl_ssh run --trial "$t/alone/request.json"
 wait
 ((SECONDS - start < 20)) || fail "the trial took $((SECONDS - start))s to see its broker end"
-# The probe's channel fails as it is written to or read ("is gone" / "ended").
+# The probe's channel fails as it is written to or read ("is gone" / "ended");
+# whether the trial then tries the broker's socket again ("cannot reach")
+# depends on which of its steps sees the end first, so that is not asked.
 grep -qE "the sweep's session broker \($t/gone.sock\) (is gone|ended)" "$t/err" || fail "$(cat "$t/err")"
-expect_contains "$t/err" "cannot reach the sweep's session broker ($t/gone.sock)"
+expect_contains "$t/err" "ddl: error: cannot start on 1 of 1 host:"
 echo "ok: a broker that ends fails the trial"
 
 echo PASS
