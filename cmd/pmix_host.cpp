@@ -15,10 +15,10 @@
 #include "cmd/command.hpp"
 #include "rendezvous/client.hpp"
 #include "src/pmix/host.hpp"
-#include "src/util/rank_tag.hpp"
 #include "src/util/duration.hpp"
 #include "src/util/net.hpp"
 #include "src/util/process.hpp"
+#include "src/util/rank_tag.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 

@@ -233,8 +233,7 @@ std::string Output::line(int rank, Stream stream, std::string_view raw, LineEnd 
   // The line as the tap and --json events tell it: under --mpi pmix the
   // MPI rank's, its tag removed (a "[R+] " piece goes on in R's next).
   int shown_rank = rank;
-  std::string routed_text;
-  std::string_view shown_text = text;
+  std::string_view shown_text = text;  // routed: a view into `text` too
   LineEnd shown_end = end;
   {
     std::lock_guard lock(mutex_);
@@ -242,8 +241,7 @@ std::string Output::line(int rank, Stream stream, std::string_view raw, LineEnd 
       auto routed = tags_.route(rank, stream, text, end);
       write_log(routed.rank, stream, routed.text, routed.continues ? "" : log_end);
       shown_rank = routed.rank;
-      routed_text = routed.text;
-      shown_text = routed_text;
+      shown_text = routed.text;
       shown_end = routed.continues ? LineEnd::partial : end;
     } else {
       write_log(rank, stream, text, log_end);

@@ -5,7 +5,6 @@
 
 namespace ddl {
 
-
 RankTagRouter::RankTagRouter(const std::vector<int>& host_ranks) {
   int first = 0;
   for (int count : host_ranks) {
@@ -35,7 +34,6 @@ RankTagRouter::Routed RankTagRouter::route(int host, Stream stream, std::string_
   }
   return routed;
 }
-
 
 std::optional<int> RankTagRouter::blamed(int host) const {
   auto found = blamed_.find(host);

@@ -39,8 +39,9 @@ public:
   // A piece of host `host`'s `stream`, ending as `end`. Tagged with one of
   // the host's ranks: that rank, the tag removed. Continuing a piece that was
   // cut or ended at '\r': where that one went. Else (the worker's own words):
-  // the host's first rank, whole. Forgets what continues at `reset`. The
-// worker tags a piece of a line too long to hold "[R+] " (LineRelay).
+  // the host's first rank, whole; a piece of a line too long for the worker
+  // to hold, tagged "[R+] ", is R's and `continues`. Forgets what continues
+  // (and whom the workers blamed) at `reset`.
   Routed route(int host, Stream stream, std::string_view text, LineEnd end);
   void reset() {
     continuing_.clear();
