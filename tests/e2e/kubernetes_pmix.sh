@@ -28,15 +28,17 @@ run() { timeout -k 5 90 "$DDL" run "$t/job.toml" --mpi pmix "$@"; }
 shm_dirs() { find /dev/shm -maxdepth 1 -name 'ddl-pmix.*' | sort; }
 shm_before=$(shm_dirs)
 
-# Nothing of the job left: no rank, no pmix-host worker, no folder.
+# Nothing of the job left: no rank, no pmix-host worker, no folder. (A
+# worker is "$DDL worker pmix-host": every shim's command line holds the
+# stack dumper, which names " worker pmix-host " too.)
 nothing_left() {
   local i
   for i in $(seq 150); do
-    [[ -z $(pgrep -f -- "$t/pmix_fail|worker pmix-host" || true) ]] && break
+    [[ -z $(pgrep -f -- "$t/pmix_fail|$DDL worker pmix-host" || true) ]] && break
     sleep 0.1
   done
-  [[ -z $(pgrep -f -- "$t/pmix_fail|worker pmix-host" || true) ]] ||
-    fail "$1: left running: $(pgrep -af -- "$t/pmix_fail|worker pmix-host")"
+  [[ -z $(pgrep -f -- "$t/pmix_fail|$DDL worker pmix-host" || true) ]] ||
+    fail "$1: left running: $(pgrep -af -- "$t/pmix_fail|$DDL worker pmix-host")"
   [[ -z $(ls -A "$TMPDIR") ]] || fail "$1: left in TMPDIR: $(ls -A "$TMPDIR")"
   left=$(comm -13 <(echo "$shm_before") <(shm_dirs) || true)
   [[ -z $left ]] || fail "$1: left in /dev/shm: $left"

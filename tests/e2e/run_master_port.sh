@@ -30,7 +30,21 @@ ports=$(grep -o 'port=[0-9]*' "$t/out" | sort -u)
 
 # An explicit port is kept when free, and refused (exit 3, before any rank
 # starts) when something listens on it; JAX's coordinator port (+1) too.
-held=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# held - 1 must be free too (it is the job's own port below): found so.
+held=$(python3 -c '
+import socket
+def free(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port)); return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+while True:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+    if port > 1024 and free(port - 1):
+        print(port); break')
 printf '[job]\ncommand = "echo port=$MASTER_PORT"\n[torch]\nmaster_port = %s\n' "$held" >"$t/fixed.toml"
 expect_exit 0 timeout -k 5 30 "$DDL" run "$t/fixed.toml" --np 2
 expect_contains "$t/out" "port=$held"
