@@ -19,7 +19,9 @@ namespace {
 // The program every remote rank runs under (`sh -c SHIM`). It holds no single
 // quote, so that it can be single-quoted for any login shell. First answers
 // any probe requests (shim_probe_request: its protocol version checked, the
-// script's output sent back as marker lines on stderr), then reads a
+// script's output sent back as marker lines on stderr) and exec requests
+// (shim_exec_request: run in the shim's own shell, which they may replace),
+// then reads a
 // length-prefixed payload (shim_payload) from stdin, then starts the command
 // in a new session and watches stdin: control lines signal the group, EOF or
 // "stop" ends it (TERM, grace, KILL), and so does the launcher's silence: with
@@ -39,11 +41,16 @@ for __ddl_x in /usr/bin /bin /usr/sbin /sbin; do
 done
 if [ -z "$__ddl_ss" ] && command -v setsid >/dev/null 2>&1; then __ddl_ss=setsid; fi
 while read -r __ddl_n || exit 125; do
-  case $__ddl_n in "probe "*) ;; *) break ;; esac
+  case $__ddl_n in "probe "*|"exec "*) ;; *) break ;; esac
   set -- $__ddl_n
   [ "$2" = "$__ddl_pv" ] || { echo "ddl-shim: protocol $__ddl_pv" >&2; exit 125; }
   case $3 in *[!0-9]*|"") exit 125 ;; esac
   __ddl_pl=$(dd bs=1 count="$3" 2>/dev/null) || exit 125
+  if [ "$1" = exec ]; then
+    eval "$__ddl_pl"
+    echo "ddl-shim: answered $?" >&2
+    continue
+  fi
   { ( eval "$__ddl_pl" ) </dev/null 2>&1; printf "\nddl-shim-status %s\n" "$?"; } |
     while IFS= read -r __ddl_l; do
       case $__ddl_l in
@@ -211,17 +218,29 @@ Result<std::string> shim_check_payload(const std::string& workdir, const std::st
   return fmt::format("check {}\n{}", body.size(), body);
 }
 
-Result<std::string> shim_probe_request(std::string_view script, const std::vector<std::string>& args) {
+namespace {
+
+Result<std::string> shim_request(std::string_view kind, std::string_view script, const std::vector<std::string>& args) {
   std::string body = "set --";
   for (const auto& arg : args) {
     if (has_nul(arg)) {
-      return fail(ExitCode::usage, "a probe argument holds a NUL byte");
+      return fail(ExitCode::usage, fmt::format("an argument of a shim {} request holds a NUL byte", kind));
     }
     body += " " + shell_quote(arg);
   }
   body += "\n";
   body += script;
-  return fmt::format("probe {} {}\n{}", k_shim_protocol, body.size(), body);
+  return fmt::format("{} {} {}\n{}", kind, k_shim_protocol, body.size(), body);
+}
+
+} // namespace
+
+Result<std::string> shim_probe_request(std::string_view script, const std::vector<std::string>& args) {
+  return shim_request("probe", script, args);
+}
+
+Result<std::string> shim_exec_request(std::string_view script, const std::vector<std::string>& args) {
+  return shim_request("exec", script, args);
 }
 
 Result<std::string> shim_payload(const ShimJob& job) {

@@ -24,8 +24,12 @@
 // "ddl-shim: a LINE" for each line of its output (stdout and stderr) and
 // "ddl-shim: answered STATUS" at its end; a VERSION other than its own
 // (k_shim_protocol) makes it say "ddl-shim: protocol ITS_OWN" and exit 125.
+// An exec request, "exec VERSION LENGTH\n" and a sh text, is run in the
+// shim's own shell with the channel as its stdin: it may exec a program that
+// takes the channel over (ddl's relay, backends/ssh/relay_server.hpp); if it
+// returns, the shim says "ddl-shim: answered STATUS" and reads on.
 // The launcher's probes of a host (route, interface, ports, topology, GPUs,
-// ddl version) and its first rank thus share one exec, one login shell.
+// ddl version) and its ranks thus share one exec, one login shell.
 // Shim exit codes of its own: 125 bad payload or protocol, 126 workdir
 // missing, 127 command not found.
 
@@ -40,7 +44,7 @@
 namespace ddl {
 
 // The version of the shim's stdin protocol, sent with each probe request.
-inline constexpr int k_shim_protocol = 2;
+inline constexpr int k_shim_protocol = 3;
 
 // The fixed sh program (no single quote in it).
 std::string_view shim_script();
@@ -75,6 +79,10 @@ Result<std::string> shim_payload(const ShimJob& job);
 // A probe request: `script` run by sh with `args` as $1... (NUL-free, else
 // ExitCode::usage).
 Result<std::string> shim_probe_request(std::string_view script, const std::vector<std::string>& args);
+
+// An exec request (see above): `script` with `args` as $1..., run by the
+// shim's shell itself (ExitCode::usage on a NUL).
+Result<std::string> shim_exec_request(std::string_view script, const std::vector<std::string>& args);
 
 // Optional, before the payload: the bytes of a check block. The shim then
 // checks that `workdir` exists and `program` is found (exit 126 or 127

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // `ddl worker allreduce ...`: one rank of `ddl bench allreduce`, and
-// `ddl worker pmix-host` (cmd/pmix_host.cpp). Hidden: used by ddl itself.
+// `ddl worker pmix-host` (cmd/pmix_host.cpp) and `ddl worker ssh-relay`
+// (backends/ssh/relay_server.hpp). Hidden: used by ddl itself.
 #include <cstdlib>
 #include <memory>
 
 #include <fmt/core.h>
 
+#include "backends/ssh/relay_server.hpp"
 #include "cmd/bench_options.hpp"
 #include "cmd/command.hpp"
 #include "ddl_version.hpp"
@@ -80,6 +82,8 @@ void add_worker(CLI::App& app, Command& selected) {
     };
   });
   add_pmix_host_worker(*sub, selected);
+  CLI::App* relay = sub->add_subcommand("ssh-relay", "This host's ranks over one ssh channel");
+  relay->callback([&selected] { selected = [] { return run_ssh_relay(); }; });
 }
 
 } // namespace ddl::cmd

@@ -39,13 +39,14 @@ public:
   bool write(std::string_view bytes) override;
   void send_eof() override;
   bool is_open() const override;
+  void relisten(ChannelListener& listener) override { listener_ = &listener; }
   // A frame about this channel from the broker.
   void receive(const broker::Frame& frame);
 
 private:
   BrokerSession& session_;
   std::uint32_t id_;
-  ChannelListener& listener_;
+  ChannelListener* listener_;
   State state_ = State::idle;
   std::string why_;  // open_failed
 };
@@ -176,7 +177,7 @@ private:
 };
 
 BrokerChannel::BrokerChannel(BrokerSession& session, std::uint32_t id, ChannelListener& listener)
-    : session_(session), id_(id), listener_(listener) {
+    : session_(session), id_(id), listener_(&listener) {
   session_.attach(id_, this);
 }
 
@@ -232,19 +233,19 @@ void BrokerChannel::receive(const broker::Frame& frame) {
     break;
   case broker::Type::out:
   case broker::Type::err:
-    listener_.data(frame.bytes, frame.type == broker::Type::err);
+    listener_->data(frame.bytes, frame.type == broker::Type::err);
     break;
   case broker::Type::exit_status:
     if (auto status = parse_int(frame.bytes)) {
-      listener_.exit_status(static_cast<int>(*status));
+      listener_->exit_status(static_cast<int>(*status));
     }
     break;
   case broker::Type::exit_signal:
-    listener_.exit_signal(frame.bytes);
+    listener_->exit_signal(frame.bytes);
     break;
   case broker::Type::closed:
     state_ = State::closed;
-    listener_.ended();
+    listener_->ended();
     break;
   default:
     break;

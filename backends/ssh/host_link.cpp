@@ -36,8 +36,10 @@ int drain_wake(socket_t fd, int, void*) {
 
 } // namespace
 
-HostLink::HostLink(std::string host_name, HostSessionPtr session, ReadyChannels ready, Reconnect reconnect)
-    : host_name_(std::move(host_name)), session_(std::move(session)), ready_(std::move(ready)),
+HostLink::HostLink(std::string host_name, HostSessionPtr session, std::unique_ptr<RelaySession> relay,
+                   ReadyChannels ready, Reconnect reconnect)
+    : host_name_(std::move(host_name)), session_(std::move(session)), relay_(std::move(relay)),
+      ready_(std::move(ready)),
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), reconnect_(std::move(reconnect)) {
   thread_ = std::thread([this] { run(); });
 }
@@ -76,7 +78,7 @@ void HostLink::start(int rank, std::string payload, RankEvents& events) {
       }
     }
     reconnect_once();
-    auto entry = std::make_unique<RankChannel>(rank, events, std::make_unique<ShimChannel>(*session_));
+    auto entry = std::make_unique<RankChannel>(rank, events, std::make_unique<ShimChannel>(rank_session()));
     if (lost_) {
       entry->channel->finish(fmt::format("{}: the connection is lost", host_name_));
       return;
@@ -143,9 +145,16 @@ void HostLink::reap_closed() {
   }
 }
 
+HostSession& HostLink::rank_session() {
+  if (relay_ && !relay_->closed()) {
+    return *relay_;
+  }
+  return *session_;
+}
+
 void HostLink::lose_connection() {
   lost_ = true;
-  std::string why = session_->error();
+  std::string why = relay_ && !session_->closed() ? relay_->error() : session_->error();
   for (auto& [rank, entry] : channels_) {
     entry->channel->finish(fmt::format("lost the connection to {}: {}", host_name_,
                                       why.empty() ? "host not answering" : why));
@@ -167,6 +176,7 @@ void HostLink::reconnect_once() {
     return;
   }
   ready_.clear();  // channels of the old session
+  relay_.reset();
   session_->remove_from(event_);
   session_ = std::move(*session);
   session_->add_to(event_);
@@ -205,7 +215,7 @@ void HostLink::run() {
     }
     ssh_event_dopoll(event, channels_.empty() ? 1000 : 200);
     send_heartbeats();
-    if (session_->closed()) {
+    if (connection_lost()) {
       reap_closed();
       lose_connection();
     }
@@ -217,6 +227,7 @@ void HostLink::run() {
   }
   channels_.clear();  // the supervisor gave up on them: no more events
   ready_.clear();     // unused: EOF ends their shims quietly
+  relay_.reset();     // EOF: the relay ends what is left
   ssh_event_remove_fd(event, wake_fd_);
   session_->remove_from(event);
   ssh_event_free(event);

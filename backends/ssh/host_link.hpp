@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "src/launch/backend.hpp"
+#include "backends/ssh/relay_session.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 
@@ -27,10 +28,12 @@ public:
   using ReadyChannels = std::map<int, std::unique_ptr<ShimChannel>>;
   // Makes a new connection to the host (on the link's thread).
   using Reconnect = std::function<Result<HostSessionPtr>()>;
-  // With `reconnect`, a rank started after the connection was lost (a
-  // restart) gets one new connection; when that fails too, or was made
-  // before, the host is lost for good.
-  HostLink(std::string host_name, HostSessionPtr session, ReadyChannels ready = {}, Reconnect reconnect = {});
+  // With `relay` (ddl's relay on the host, over `session`), ranks' channels
+  // are the relay's. With `reconnect`, a rank started after the connection
+  // was lost (a restart) gets one new connection (without a relay); when
+  // that fails too, or was made before, the host is lost for good.
+  HostLink(std::string host_name, HostSessionPtr session, std::unique_ptr<RelaySession> relay, ReadyChannels ready = {},
+           Reconnect reconnect = {});
   ~HostLink();
   HostLink(const HostLink&) = delete;
   HostLink& operator=(const HostLink&) = delete;
@@ -57,9 +60,13 @@ private:
   void lose_connection();
   void send_heartbeats();
   void reconnect_once();
+  // Where ranks' channels open: the relay while it lives, else the connection.
+  HostSession& rank_session();
+  bool connection_lost() const { return session_->closed() || (relay_ && relay_->closed()); }
 
   std::string host_name_;
   HostSessionPtr session_;
+  std::unique_ptr<RelaySession> relay_;  // over session_; thread-owned after construction
   ReadyChannels ready_;  // thread-owned after construction
   int wake_fd_ = -1;
   std::mutex mutex_;

@@ -24,7 +24,7 @@ namespace {
 // (never ssh_channel_get_exit_status, which blocks and knows no signals).
 class OwnChannel final : public HostChannel {
 public:
-  OwnChannel(ssh_session session, ChannelListener& listener) : session_(session), listener_(listener) {}
+  OwnChannel(ssh_session session, ChannelListener& listener) : session_(session), listener_(&listener) {}
   ~OwnChannel() override {
     if (channel_ != nullptr) {
       ssh_remove_channel_callbacks(channel_, &callbacks_);
@@ -65,24 +65,25 @@ public:
     }
   }
   bool is_open() const override { return channel_ != nullptr && ssh_channel_is_open(channel_) != 0; }
+  void relisten(ChannelListener& listener) override { listener_ = &listener; }
 
 private:
   static int on_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr, void* self) {
-    static_cast<OwnChannel*>(self)->listener_.data(std::string_view(static_cast<const char*>(data), len),
+    static_cast<OwnChannel*>(self)->listener_->data(std::string_view(static_cast<const char*>(data), len),
                                                    is_stderr != 0);
     return static_cast<int>(len);
   }
-  static void on_close(ssh_session, ssh_channel, void* self) { static_cast<OwnChannel*>(self)->listener_.ended(); }
+  static void on_close(ssh_session, ssh_channel, void* self) { static_cast<OwnChannel*>(self)->listener_->ended(); }
   static void on_exit_status(ssh_session, ssh_channel, int status, void* self) {
-    static_cast<OwnChannel*>(self)->listener_.exit_status(status);
+    static_cast<OwnChannel*>(self)->listener_->exit_status(status);
   }
   static void on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*,
                              void* self) {
-    static_cast<OwnChannel*>(self)->listener_.exit_signal(signal != nullptr ? signal : "");
+    static_cast<OwnChannel*>(self)->listener_->exit_signal(signal != nullptr ? signal : "");
   }
 
   ssh_session session_;
-  ChannelListener& listener_;
+  ChannelListener* listener_;
   ssh_channel channel_ = nullptr;
   ssh_channel_callbacks_struct callbacks_{};
 };

@@ -37,6 +37,9 @@ public:
   virtual bool write(std::string_view bytes) = 0;
   virtual void send_eof() = 0;
   virtual bool is_open() const = 0;
+  // What the channel does from now on goes to `listener` (ddl's relay
+  // taking over a shim's channel).
+  virtual void relisten(ChannelListener& listener) = 0;
 };
 
 class HostSession {

@@ -21,6 +21,14 @@ void ShimChannel::attach(Sink& sink) {
   }
 }
 
+std::unique_ptr<HostChannel> ShimChannel::hand_over(ChannelListener& listener) {
+  if (channel_) {
+    channel_->relisten(listener);
+  }
+  closed_ = true;
+  return std::move(channel_);
+}
+
 Result<void> ShimChannel::send_payload(const std::string& payload) {
   if (!channel_ || closed_ || !channel_->write(payload)) {
     return fail(ExitCode::launch, fmt::format("cannot send the rank's setup: {}", session_.error()));

@@ -46,6 +46,9 @@ public:
   ShimAnswer take_answer() { return stderr_filter_.take_answer(); }
   const std::optional<std::string>& refused_protocol() const { return stderr_filter_.protocol(); }
   void attach(Sink& sink);
+  // The channel, for `listener` to take over (a shim waiting for its next
+  // request, which then execs ddl's relay); this one is left without.
+  std::unique_ptr<HostChannel> hand_over(ChannelListener& listener);
   Result<void> send_payload(const std::string& payload);
   // The exit status, once closed (for checks).
   std::optional<int> exit_status() const { return exit_status_; }

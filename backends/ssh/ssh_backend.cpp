@@ -6,10 +6,13 @@
 #include <optional>
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 #include "backends/shim.hpp"
+#include "ddl_version.hpp"
 #include "backends/stack_dump.hpp"
 #include "backends/ssh/host_link.hpp"
+#include "backends/ssh/relay_session.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "backends/ssh/ssh_probe.hpp"
@@ -98,6 +101,9 @@ Result<HostLink::ReadyChannels> open_checked_channels(HostSession& session, cons
   }
   return channels;
 }
+
+// Status 0 where $1 is this ddl ($2: its --version line).
+constexpr const char* k_same_ddl_script = "v=$(\"$1\" --version 2>/dev/null) && [ \"$v\" = \"$2\" ]";
 
 // The launch of the first of `ranks` (all of one connection); a connection
 // without ranks checks what the others run. `launches` is not empty.
@@ -240,6 +246,7 @@ std::vector<std::size_t> SshBackend::preflight_units(const Plan& plan) {
     }
   }
   pending_.sessions.resize(pending_.hosts.size());
+  pending_.relays.resize(pending_.hosts.size());
   pending_.ready.resize(pending_.hosts.size());
   pending_.unreached.assign(pending_.hosts.size(), 0);
   return pending_.hosts;
@@ -265,21 +272,46 @@ Result<SshConnection> SshBackend::open_unit(std::size_t unit, const Plan& plan) 
   return opened;
 }
 
-// Connects (or takes the probes' connection and shim) and opens the checked
-// channels of the connection's ranks.
+Result<std::unique_ptr<RelaySession>> SshBackend::start_relay(SshConnection& connection, const Host& host) {
+  auto same = ask_shim(options_, host, connection, k_same_ddl_script, {ddl_path(), "ddl " DDL_VERSION});
+  if (!same) {
+    return fail(same.error());
+  }
+  if (same->status != 0) {
+    spdlog::debug("{}: no ddl {} at {}: a login shell per rank", host.name, DDL_VERSION, ddl_path());
+    return std::unique_ptr<RelaySession>();
+  }
+  return RelaySession::start(*connection.session, std::move(connection.shim), ddl_path(),
+                             remote_answer_timeout(options_));
+}
+
+// Connects (or takes the probes' connection and shim), starts ddl's relay
+// there for several ranks, and opens the checked channels of the
+// connection's ranks.
 Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std::span<const RankLaunch> launches) {
   auto connection = open_unit(unit, plan);
   if (!connection) {
     pending_.unreached[unit] = 1;
     return fail(connection.error());
   }
-  const RankLaunch& first = first_launch_of(launches, pending_.ranks[unit]);
+  const std::vector<int>& ranks = pending_.ranks[unit];
+  if (ranks.size() > 1) {
+    auto relay = start_relay(*connection, plan.hosts[pending_.hosts[unit]]);
+    if (!relay) {
+      pending_.unreached[unit] = connection->session && !connection->session->closed() ? 0 : 1;
+      return fail(relay.error());
+    }
+    pending_.relays[unit] = std::move(*relay);
+  }
+  HostSession& channels_on = pending_.relays[unit] ? *pending_.relays[unit] : *connection->session;
+  const RankLaunch& first = first_launch_of(launches, ranks);
   std::string program = first.argv.empty() ? std::string("sh") : first.argv.front();
   bool answered = false;
-  auto channels = open_checked_channels(*connection->session, pending_.ranks[unit], std::move(connection->shim),
-                                        first.workdir, program, remote_answer_timeout(options_), answered);
+  auto channels = open_checked_channels(channels_on, ranks, std::move(connection->shim), first.workdir, program,
+                                        remote_answer_timeout(options_), answered);
   if (!channels) {
     pending_.unreached[unit] = (answered || stop::is_stop_error(channels.error())) ? 0 : 1;
+    pending_.relays[unit].reset();
     return fail(channels.error());
   }
   pending_.ready[unit] = std::move(*channels);
@@ -292,7 +324,8 @@ std::string SshBackend::preflight_passed(const Plan& plan) {
     const Host& host = plan.hosts[pending_.hosts[i]];
     auto reconnect = [options = options_, host] { return ssh_open(options, host); };
     links_.push_back(std::make_unique<HostLink>(host.name, std::move(pending_.sessions[i]),
-                                                std::move(pending_.ready[i]), reconnect));
+                                                std::move(pending_.relays[i]), std::move(pending_.ready[i]),
+                                                reconnect));
   }
   pending_ = {};
   return fmt::format("ssh: {} connection{} to {} host{} ready", links_.size(), links_.size() == 1 ? "" : "s",
@@ -346,6 +379,7 @@ bool SshBackend::dump_stacks(int rank, DumpTool tool, Millis timeout) {
 // the sessions first, then the channels again).
 void SshBackend::drop_pending() {
   pending_.ready.clear();
+  pending_.relays.clear();
   pending_ = {};
 }
 

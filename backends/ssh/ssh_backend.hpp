@@ -13,7 +13,11 @@
 namespace ddl {
 
 // Ranks on remote hosts over SSH (libssh), each under the shim
-// (backends/shim.hpp) on its own channel. The preflight connects to every
+// (backends/shim.hpp) on its own channel: a channel of ddl's relay on the
+// host (relay_session.hpp) where a connection carries several ranks and the
+// host has this ddl at [ssh] remote_ddl, so that they share the login shell
+// of the host's probes; else a channel (and login shell) of its own.
+// The preflight connects to every
 // host in parallel (at most [ssh] fanout at once; one connection per
 // k_ranks_per_connection ranks), verifies host keys, authenticates and
 // checks that the workdir and the program the ranks run (argv[0], /bin/sh
@@ -62,10 +66,14 @@ private:
     std::vector<std::vector<int>> ranks;                // the ranks it carries
     std::vector<std::optional<SshConnection>> probed;   // find_interfaces' connection
     std::vector<HostSessionPtr> sessions;
-    std::vector<HostLink::ReadyChannels> ready;
+    std::vector<std::unique_ptr<RelaySession>> relays;  // over sessions; null where none
+    std::vector<HostLink::ReadyChannels> ready;          // over relays, else sessions
     std::vector<char> unreached;  // its connect or channels failed (not a check)
   };
   Result<SshConnection> open_unit(std::size_t unit, const Plan& plan);
+  // ddl's relay over the connection's shim (one is started), when the host
+  // has this ddl at ddl_path(); null when it has not.
+  Result<std::unique_ptr<RelaySession>> start_relay(SshConnection& connection, const Host& host);
   void drop_pending();
   // kept_'s connections of `hosts` (moved out; empty where none), and back.
   std::vector<SshConnection> take_kept(const Inventory& hosts);

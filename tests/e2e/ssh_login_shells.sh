@@ -3,8 +3,10 @@
 # One login shell per host per launch (issue 32), counted on the hosts
 # themselves: each host's sshd runs every command through a wrapper that
 # logs it (NETNS_COUNT_SHELLS). The route, interface and port probe and the
-# rank's shim are one exec over one connection per host; each further rank
-# on a host is one more shell over the same connection, never a second one.
+# rank's shim are one exec over one connection per host; where a host runs
+# several ranks, that shim execs ddl's relay (`ddl worker ssh-relay`), whose
+# channels carry them all: still one shell. A host without this ddl gets a
+# shell per rank, over the same connection.
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 NETNS_COUNT_SHELLS=1 netns_up 3
@@ -26,18 +28,53 @@ expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 1)" --backe
 for r in 0 1 2; do expect_contains "$t/out" "[$r] rank=$r host=h$((r + 1))"; done
 shells_are 1 1 "one rank per host"
 
-# Two ranks per host: one shell per rank, no probe shell, one connection.
+# relay_gone: no relay is left on the hosts once a run is over.
+relay_gone() {
+  local i
+  for i in $(seq 50); do pgrep -f "$DDL worker ssh-relay" >/dev/null || return 0; sleep 0.1; done
+  fail "a relay is still running after the run: $(pgrep -af "$DDL worker ssh-relay")"
+}
+
+# Two ranks per host: the probes' shim becomes the relay of both ranks.
 expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh -- \
+  sh -c 'echo "rank=$DDL_RANK host=$(hostname)"; echo "err=$DDL_RANK" >&2'
+for r in 0 1 2 3 4 5; do
+  expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"
+  expect_contains "$t/err" "[$r] err=$r"
+done
+shells_are 1 1 "two ranks per host"
+relay_gone
+
+# Exit codes and signals come through the relay as through a channel: the
+# gang is ended, the summary names the rank and its code.
+expect_exit 3 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh -- \
+  sh -c '[ "$DDL_RANK" = 3 ] && exit 3; exec sleep 30'
+expect_contains "$t/err" "rank 3 on ${NETNS_ADDRS[1]} exited with code 3"
+shells_are 1 1 "a failing rank, two ranks per host"
+relay_gone
+expect_exit 137 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh -- \
+  sh -c '[ "$DDL_RANK" = 4 ] && kill -KILL $$; exec sleep 30'
+expect_contains "$t/err" "rank 4 on ${NETNS_ADDRS[2]} was killed by SIGKILL"
+: >"$NETNS_DIR/shells"
+relay_gone
+
+# A host whose [ssh] remote_ddl is another ddl: a shell per rank, as correct.
+printf '#!/bin/sh\necho "ddl 0.0.0-other"\n' >"$t/other-ddl"
+chmod +x "$t/other-ddl"
+cp "$NETNS_DIR/ssh.toml" "$t/other.toml"
+sed -i "s|^\[ssh\]|[ssh]\nremote_ddl = \"$t/other-ddl\"|" "$t/other.toml"
+grep -q "remote_ddl" "$t/other.toml" || fail "no [ssh] section in $NETNS_DIR/ssh.toml"
+expect_exit 0 ddl_ssh run "$t/other.toml" -H "$(netns_hostspec 2)" --backend ssh -- \
   sh -c 'echo "rank=$DDL_RANK host=$(hostname)"'
 for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"; done
-shells_are 2 1 "two ranks per host"
+shells_are 2 1 "another ddl on the hosts, two ranks per host"
 
 # --bind core: the CPU topology probe is one more request to the same shim.
 expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh --bind core -- \
   sh -c 'echo "rank=$DDL_RANK host=$(hostname)"'
 for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"; done
 expect_not_contains "$t/err" "cannot read the CPU topology"
-shells_are 2 1 "--bind core, two ranks per host"
+shells_are 1 1 "--bind core, two ranks per host"
 
 # Every interface variable set: no route probe; the master port's probe of
 # rank 0's host is a request to the shim of its first rank.
@@ -61,7 +98,7 @@ slots = "gpus"
 TOML
 expect_exit 0 ddl_ssh run "$t/gpus.toml" --backend ssh -- sh -c 'echo "rank=$DDL_RANK gpus=$CUDA_VISIBLE_DEVICES"'
 for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r gpus=$((r % 2))"; done
-shells_are 2 1 "slots = gpus, two ranks per host"
+shells_are 1 1 "slots = gpus, two ranks per host"
 
 # A restart: the connections are kept, one shell per rank per attempt.
 job=$t/restart.toml

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+#include "backends/ssh/relay_session.hpp"
+
+#include <chrono>
+
+#include <fmt/core.h>
+
+#include "backends/shim.hpp"
+#include "backends/ssh/relay_server.hpp"
+#include "src/util/json.hpp"
+#include "src/util/signals.hpp"
+#include "src/util/text.hpp"
+
+namespace ddl {
+
+// One command of the relay. Opening does not wait: what is written meanwhile
+// follows the open frame, and a failed open ends the channel with the
+// relay's reason on its stderr.
+class RelayChannel final : public HostChannel {
+public:
+  RelayChannel(RelaySession& session, std::uint32_t id, ChannelListener& listener)
+      : session_(session), id_(id), listener_(&listener) {
+    session_.attach(id_, this);
+  }
+  ~RelayChannel() override {
+    session_.detach(id_);
+    if (opened_ && !closed_) {
+      session_.send(broker::Type::close, id_);
+    }
+  }
+  RelayChannel(const RelayChannel&) = delete;
+  RelayChannel& operator=(const RelayChannel&) = delete;
+
+  Result<void> exec(const std::string& command) override {
+    if (!session_.send(broker::Type::open, id_, command)) {
+      return fail(ExitCode::launch, fmt::format("cannot open a channel: {}", session_.error()));
+    }
+    opened_ = true;
+    return {};
+  }
+  bool write(std::string_view bytes) override {
+    return is_open() && session_.send(broker::Type::data, id_, bytes);
+  }
+  void send_eof() override {
+    if (is_open()) {
+      session_.send(broker::Type::eof, id_);
+    }
+  }
+  bool is_open() const override { return opened_ && !closed_ && !session_.closed(); }
+  void relisten(ChannelListener& listener) override { listener_ = &listener; }
+
+  void receive(const broker::Frame& frame) {
+    switch (frame.type) {
+    case broker::Type::open_failed:
+      listener_->data(fmt::format("ddl's relay cannot run the command: {}\n", frame.bytes), true);
+      closed_ = true;
+      listener_->ended();
+      break;
+    case broker::Type::out:
+    case broker::Type::err:
+      listener_->data(frame.bytes, frame.type == broker::Type::err);
+      break;
+    case broker::Type::exit_status:
+      if (auto status = parse_int(frame.bytes)) {
+        listener_->exit_status(static_cast<int>(*status));
+      }
+      break;
+    case broker::Type::exit_signal:
+      listener_->exit_signal(frame.bytes);
+      break;
+    case broker::Type::closed:
+      closed_ = true;
+      listener_->ended();
+      break;
+    default:
+      break;
+    }
+  }
+
+private:
+  RelaySession& session_;
+  std::uint32_t id_;
+  ChannelListener* listener_;
+  bool opened_ = false;
+  bool closed_ = false;
+};
+
+namespace {
+
+// Exec request: the relay takes over the shim's channel.
+constexpr const char* k_exec_relay = "exec \"$1\" worker ssh-relay";
+
+constexpr std::size_t k_stderr_cap = 4096;
+
+} // namespace
+
+Result<std::unique_ptr<RelaySession>> RelaySession::start(HostSession& connection, std::unique_ptr<ShimChannel> shim,
+                                                          const std::string& ddl_path, Millis timeout) {
+  std::unique_ptr<RelaySession> relay(new RelaySession(connection));
+  auto request = shim_exec_request(k_exec_relay, {ddl_path});
+  if (!request) {
+    return fail(request.error());
+  }
+  relay->channel_ = shim->hand_over(*relay);
+  shim.reset();
+  if (!relay->channel_ || !relay->channel_->write(*request)) {
+    return fail(ExitCode::launch, fmt::format("cannot start ddl's relay: {}", connection.error()));
+  }
+  ssh_event event = ssh_event_new();
+  connection.add_to(event);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!relay->greeted_ && !relay->closed() && !stop::requested() && std::chrono::steady_clock::now() < deadline) {
+    ssh_event_dopoll(event, stop::wait_ms(100));
+  }
+  connection.remove_from(event);
+  ssh_event_free(event);
+  if (relay->greeted_ && relay->greeting_error_.empty()) {
+    return relay;
+  }
+  if (stop::requested()) {
+    return fail(stop::error("starting ddl's relay"));
+  }
+  std::string why = !relay->greeting_error_.empty() ? relay->greeting_error_
+                    : relay->closed()                ? relay->error()
+                                                     : fmt::format("no answer within {:g}s",
+                                                                   static_cast<double>(timeout.count()) / 1000.0);
+  return fail(ExitCode::launch, fmt::format("cannot start ddl's relay ({} worker ssh-relay): {}", ddl_path, why));
+}
+
+RelaySession::~RelaySession() {
+  if (channel_ && !ended_) {
+    channel_->send_eof();
+  }
+}
+
+std::unique_ptr<HostChannel> RelaySession::channel(ChannelListener& listener) {
+  return std::make_unique<RelayChannel>(*this, next_id_++, listener);
+}
+
+std::string RelaySession::error() const {
+  if (!ended_) {
+    return connection_.error();
+  }
+  std::string how = status_ ? fmt::format("exit {}", *status_) : !signal_.empty() ? "SIG" + signal_ : "no status";
+  std::string said(trim(stderr_));
+  return fmt::format("ddl's relay there ended ({}){}", how, said.empty() ? "" : ": " + said);
+}
+
+bool RelaySession::send(broker::Type type, std::uint32_t channel, std::string_view bytes) {
+  return !closed() && channel_ && channel_->write(broker::encode(type, channel, bytes));
+}
+
+void RelaySession::data(std::string_view bytes, bool is_stderr) {
+  if (is_stderr) {
+    stderr_.append(bytes.substr(0, k_stderr_cap - std::min(k_stderr_cap, stderr_.size())));
+    return;
+  }
+  reader_.feed(bytes);
+  while (auto frame = reader_.next()) {
+    if (frame->channel == 0 && frame->type == broker::Type::ready) {
+      greeted_ = true;
+      Json hello = Json::parse(frame->bytes, nullptr, false);
+      if (!hello.is_object() || hello.value("version", 0) != k_relay_protocol) {
+        greeting_error_ = fmt::format("it speaks {}, this ddl speaks version {}", frame->bytes, k_relay_protocol);
+      }
+    } else if (auto found = channels_.find(frame->channel); found != channels_.end()) {
+      found->second->receive(*frame);
+    }
+  }
+  if (reader_.bad()) {
+    stderr_ += "a malformed frame";
+    ended();
+  }
+}
+
+// Its channels stay as they are: like a lost connection, closed() says so.
+void RelaySession::ended() { ended_ = true; }
+
+} // namespace ddl
