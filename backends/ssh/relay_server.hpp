@@ -11,7 +11,8 @@
 //   launcher -> relay   open (bytes: a command, run as `/bin/sh -c COMMAND`
 //                       in a session of its own, as sshd runs an exec
 //                       request, with the relay's environment and working
-//                       directory, i.e. the login shell's), data, eof, close
+//                       directory, i.e. the login shell's), data, eof, close;
+//                       data on channel 0 is a beat (the launcher is there)
 // A command's exit status (or signal) is sent when it is reaped, `closed`
 // once its stdout and stderr reach EOF too (at most k_relay_drain after it
 // ended: a background process holding them open does not hold the channel).

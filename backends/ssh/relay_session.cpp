@@ -4,9 +4,14 @@
 #include <chrono>
 
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 #include "backends/shim.hpp"
 #include "backends/ssh/relay_server.hpp"
+#include "backends/ssh/shim_probe.hpp"
+#include "backends/ssh/ssh_connect.hpp"
+#include "backends/ssh/ssh_probe.hpp"
+#include "ddl_version.hpp"
 #include "src/util/json.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
@@ -92,7 +97,24 @@ constexpr const char* k_exec_relay = "exec \"$1\" worker ssh-relay";
 
 constexpr std::size_t k_stderr_cap = 4096;
 
+// Status 0 where $1 is this ddl ($2: its --version line).
+constexpr const char* k_same_ddl_script = "v=$(\"$1\" --version 2>/dev/null) && [ \"$v\" = \"$2\" ]";
+
 } // namespace
+
+Result<std::unique_ptr<RelaySession>> start_relay_where_same_ddl(const SshSection& ssh, const Host& host,
+                                                                  SshConnection& connection) {
+  const std::string ddl = remote_ddl_path(ssh);
+  auto same = ask_shim(ssh, host, connection, k_same_ddl_script, {ddl, "ddl " DDL_VERSION});
+  if (!same) {
+    return fail(same.error());
+  }
+  if (same->status != 0 || !connection.shim) {
+    spdlog::debug("{}: no ddl {} at {}: a login shell per channel", host.name, DDL_VERSION, ddl);
+    return std::unique_ptr<RelaySession>();
+  }
+  return RelaySession::start(*connection.session, std::move(connection.shim), ddl, remote_answer_timeout(ssh));
+}
 
 Result<std::unique_ptr<RelaySession>> RelaySession::start(HostSession& connection, std::unique_ptr<ShimChannel> shim,
                                                           const std::string& ddl_path, Millis timeout) {

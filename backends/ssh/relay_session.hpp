@@ -14,6 +14,8 @@
 #include "backends/ssh/broker_wire.hpp"
 #include "backends/ssh/host_session.hpp"
 #include "backends/ssh/shim_channel.hpp"
+#include "src/inventory/inventory.hpp"
+#include "src/job/job.hpp"  // SshSection
 #include "src/util/duration.hpp"
 
 namespace ddl {
@@ -34,6 +36,9 @@ public:
   RelaySession(const RelaySession&) = delete;
   RelaySession& operator=(const RelaySession&) = delete;
 
+  // Tells the relay the launcher is there (it ends after k_relay_idle of
+  // silence without commands): for a relay kept between launches.
+  void beat() { send(broker::Type::data, 0); }
   std::unique_ptr<HostChannel> channel(ChannelListener& listener) override;
   void add_to(ssh_event event) override { connection_.add_to(event); }
   void remove_from(ssh_event event) override { connection_.remove_from(event); }
@@ -65,5 +70,13 @@ private:
   std::optional<int> status_;
   std::string signal_;
 };
+
+struct SshConnection;
+
+// ddl's relay over `connection`'s shim (one is started where it has none),
+// where the host has this ddl at remote_ddl_path(ssh); null (the shim kept)
+// where it has not. An error where the shim or the relay failed.
+Result<std::unique_ptr<RelaySession>> start_relay_where_same_ddl(const SshSection& ssh, const Host& host,
+                                                                  SshConnection& connection);
 
 } // namespace ddl

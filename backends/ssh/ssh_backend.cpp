@@ -6,10 +6,8 @@
 #include <optional>
 
 #include <fmt/core.h>
-#include <spdlog/spdlog.h>
 
 #include "backends/shim.hpp"
-#include "ddl_version.hpp"
 #include "backends/stack_dump.hpp"
 #include "backends/ssh/host_link.hpp"
 #include "backends/ssh/relay_session.hpp"
@@ -101,9 +99,6 @@ Result<HostLink::ReadyChannels> open_checked_channels(HostSession& session, cons
   }
   return channels;
 }
-
-// Status 0 where $1 is this ddl ($2: its --version line).
-constexpr const char* k_same_ddl_script = "v=$(\"$1\" --version 2>/dev/null) && [ \"$v\" = \"$2\" ]";
 
 // The launch of the first of `ranks` (all of one connection); a connection
 // without ranks checks what the others run. `launches` is not empty.
@@ -272,19 +267,6 @@ Result<SshConnection> SshBackend::open_unit(std::size_t unit, const Plan& plan) 
   return opened;
 }
 
-Result<std::unique_ptr<RelaySession>> SshBackend::start_relay(SshConnection& connection, const Host& host) {
-  auto same = ask_shim(options_, host, connection, k_same_ddl_script, {ddl_path(), "ddl " DDL_VERSION});
-  if (!same) {
-    return fail(same.error());
-  }
-  if (same->status != 0) {
-    spdlog::debug("{}: no ddl {} at {}: a login shell per rank", host.name, DDL_VERSION, ddl_path());
-    return std::unique_ptr<RelaySession>();
-  }
-  return RelaySession::start(*connection.session, std::move(connection.shim), ddl_path(),
-                             remote_answer_timeout(options_));
-}
-
 // Connects (or takes the probes' connection and shim), starts ddl's relay
 // there for several ranks, and opens the checked channels of the
 // connection's ranks.
@@ -296,7 +278,7 @@ Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std:
   }
   const std::vector<int>& ranks = pending_.ranks[unit];
   if (ranks.size() > 1) {
-    auto relay = start_relay(*connection, plan.hosts[pending_.hosts[unit]]);
+    auto relay = start_relay_where_same_ddl(options_, plan.hosts[pending_.hosts[unit]], *connection);
     if (!relay) {
       pending_.unreached[unit] = connection->session && !connection->session->closed() ? 0 : 1;
       return fail(relay.error());

@@ -71,9 +71,6 @@ private:
     std::vector<char> unreached;  // its connect or channels failed (not a check)
   };
   Result<SshConnection> open_unit(std::size_t unit, const Plan& plan);
-  // ddl's relay over the connection's shim (one is started), when the host
-  // has this ddl at ddl_path(); null when it has not.
-  Result<std::unique_ptr<RelaySession>> start_relay(SshConnection& connection, const Host& host);
   void drop_pending();
   // kept_'s connections of `hosts` (moved out; empty where none), and back.
   std::vector<SshConnection> take_kept(const Inventory& hosts);

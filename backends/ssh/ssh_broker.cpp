@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <deque>
 #include <filesystem>
@@ -19,7 +20,10 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/ssh/broker_wire.hpp"
+#include "backends/shim.hpp"
 #include "backends/ssh/host_session.hpp"
+#include "backends/ssh/relay_session.hpp"
+#include "backends/ssh/shim_probe.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "src/util/json.hpp"
 #include "src/util/runtime_dir.hpp"
@@ -43,8 +47,8 @@ int drain_wake(socket_t fd, int, void*) {
 struct Client;
 
 // One channel of the host's connection, relayed to the client that opened it.
-struct Relay final : ChannelListener {
-  Relay(Client& client_, std::uint32_t id_) : client(client_), id(id_) {}
+struct Relayed final : ChannelListener {
+  Relayed(Client& client_, std::uint32_t id_) : client(client_), id(id_) {}
   void data(std::string_view bytes, bool is_stderr) override;
   void exit_status(int status) override;
   void exit_signal(std::string_view name) override;
@@ -81,15 +85,15 @@ struct Client {
   broker::FrameReader reader;
   std::string out;
   bool dead = false;
-  std::map<std::uint32_t, std::unique_ptr<Relay>> relays;
+  std::map<std::uint32_t, std::unique_ptr<Relayed>> relays;
 };
 
-void Relay::data(std::string_view bytes, bool is_stderr) {
+void Relayed::data(std::string_view bytes, bool is_stderr) {
   client.queue(is_stderr ? broker::Type::err : broker::Type::out, id, bytes);
 }
-void Relay::exit_status(int status) { client.queue(broker::Type::exit_status, id, std::to_string(status)); }
-void Relay::exit_signal(std::string_view name) { client.queue(broker::Type::exit_signal, id, name); }
-void Relay::ended() {
+void Relayed::exit_status(int status) { client.queue(broker::Type::exit_status, id, std::to_string(status)); }
+void Relayed::exit_signal(std::string_view name) { client.queue(broker::Type::exit_signal, id, name); }
+void Relayed::ended() {
   client.queue(broker::Type::closed, id);
   done = true;
 }
@@ -124,6 +128,7 @@ private:
   void welcome(int fd, broker::FrameReader rest);
   bool connected();
   void lose();
+  void beat_relay();
   void drop(Client& client);
   void receive(Client& client);
   void handle(Client& client, const broker::Frame& frame);
@@ -138,6 +143,8 @@ private:
   // Thread-owned:
   ssh_event event_ = nullptr;
   HostSessionPtr session_;
+  std::unique_ptr<RelaySession> relay_;  // over session_, where the host has this ddl
+  std::chrono::steady_clock::time_point next_beat_{};
   bool ever_connected_ = false;
   bool reconnected_ = false;
   std::string refusal_;  // why a trial cannot have the host now
@@ -164,10 +171,28 @@ bool HostBroker::connected() {
                                : session.error().message;
     return false;
   }
-  session_ = own_session(std::move(*session));
+  SshConnection probing;
+  probing.session = own_session(std::move(*session));
+  auto relay = start_relay_where_same_ddl(ssh_, host_, probing);
+  if (!relay) {
+    spdlog::warn("{}: a login shell per trial: {}", host_.name, relay.error().message);
+  } else {
+    relay_ = std::move(*relay);
+  }
+  session_ = std::move(probing.session);
   session_->add_to(event_);
   ever_connected_ = true;
   return true;
+}
+
+// The relay hears from the broker while no trial runs there, so that it
+// does not take the host for cut off.
+void HostBroker::beat_relay() {
+  auto now = std::chrono::steady_clock::now();
+  if (relay_ && now >= next_beat_) {
+    relay_->beat();
+    next_beat_ = now + k_shim_heartbeat_period;
+  }
 }
 
 void HostBroker::welcome(int fd, broker::FrameReader rest) {
@@ -213,15 +238,15 @@ void HostBroker::receive(Client& client) {
 
 void HostBroker::handle(Client& client, const broker::Frame& frame) {
   auto found = client.relays.find(frame.channel);
-  Relay* relay = found != client.relays.end() ? found->second.get() : nullptr;
+  Relayed* relay = found != client.relays.end() ? found->second.get() : nullptr;
   switch (frame.type) {
   case broker::Type::open: {
     if (relay != nullptr || !session_) {
       client.queue(broker::Type::open_failed, frame.channel, "cannot open a channel: the connection is lost");
       return;
     }
-    auto opened = std::make_unique<Relay>(client, frame.channel);
-    opened->channel = session_->channel(*opened);
+    auto opened = std::make_unique<Relayed>(client, frame.channel);
+    opened->channel = relay_ ? relay_->channel(*opened) : session_->channel(*opened);
     if (auto run = opened->channel->exec(frame.bytes); !run) {
       client.queue(broker::Type::open_failed, frame.channel, run.error().message);
       return;
@@ -259,7 +284,7 @@ void HostBroker::drop(Client& client) {
 // The host's connection died: every trial on it is told, its channels are
 // gone, and the next trial that asks makes it again (once).
 void HostBroker::lose() {
-  std::string why = session_->error();
+  std::string why = relay_ && !session_->closed() ? relay_->error() : session_->error();
   why = why.empty() ? "host not answering" : why;
   spdlog::warn("{}: the sweep's connection was lost: {}", host_.name, why);
   refusal_ = fmt::format("the connection is lost (made again once already): {}", why);
@@ -270,6 +295,7 @@ void HostBroker::lose() {
     ssh_event_remove_fd(event_, fd);
   }
   clients_.clear();
+  relay_.reset();
   session_->remove_from(event_);
   session_.reset();
 }
@@ -301,14 +327,16 @@ void HostBroker::run() {
         drop(client);
       }
     }
-    if (session_ && session_->closed()) {
+    if (session_ && (session_->closed() || (relay_ && relay_->closed()))) {
       lose();
     }
+    beat_relay();
   }
   for (auto& [fd, client] : clients_) {
     ssh_event_remove_fd(event_, fd);
   }
   clients_.clear();
+  relay_.reset();
   if (session_) {
     session_->remove_from(event_);
     session_.reset();

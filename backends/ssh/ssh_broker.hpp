@@ -2,8 +2,9 @@
 #pragma once
 
 // The session broker of `ddl sweep` over ssh (issue 32): it holds one SSH
-// connection per host for all of the sweep's trials, so that a trial costs
-// a login shell per host and no handshake. Each trial's ssh backend asks it,
+// connection per host for all of the sweep's trials, and on it ddl's relay
+// (relay_session.hpp) where the host has this ddl, so that a trial costs no
+// handshake and no login shell (without the relay, one per host). Each trial's ssh backend asks it,
 // over a unix socket, to open its channels (broker_wire.hpp has the
 // protocol; broker_client.hpp the trial's side). A host's connection that
 // dies is made again once, for the trials after; when that one dies too the

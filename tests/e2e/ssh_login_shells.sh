@@ -28,13 +28,6 @@ expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 1)" --backe
 for r in 0 1 2; do expect_contains "$t/out" "[$r] rank=$r host=h$((r + 1))"; done
 shells_are 1 1 "one rank per host"
 
-# relay_gone: no relay is left on the hosts once a run is over.
-relay_gone() {
-  local i
-  for i in $(seq 50); do pgrep -f "$DDL worker ssh-relay" >/dev/null || return 0; sleep 0.1; done
-  fail "a relay is still running after the run: $(pgrep -af "$DDL worker ssh-relay")"
-}
-
 # Two ranks per host: the probes' shim becomes the relay of both ranks.
 expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh -- \
   sh -c 'echo "rank=$DDL_RANK host=$(hostname)"; echo "err=$DDL_RANK" >&2'
@@ -43,7 +36,7 @@ for r in 0 1 2 3 4 5; do
   expect_contains "$t/err" "[$r] err=$r"
 done
 shells_are 1 1 "two ranks per host"
-relay_gone
+netns_relays_gone
 
 # Exit codes and signals come through the relay as through a channel: the
 # gang is ended, the summary names the rank and its code.
@@ -51,12 +44,12 @@ expect_exit 3 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backe
   sh -c '[ "$DDL_RANK" = 3 ] && exit 3; exec sleep 30'
 expect_contains "$t/err" "rank 3 on ${NETNS_ADDRS[1]} exited with code 3"
 shells_are 1 1 "a failing rank, two ranks per host"
-relay_gone
+netns_relays_gone
 expect_exit 137 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh -- \
   sh -c '[ "$DDL_RANK" = 4 ] && kill -KILL $$; exec sleep 30'
 expect_contains "$t/err" "rank 4 on ${NETNS_ADDRS[2]} was killed by SIGKILL"
 : >"$NETNS_DIR/shells"
-relay_gone
+netns_relays_gone
 
 # A host whose [ssh] remote_ddl is another ddl: a shell per rank, as correct.
 printf '#!/bin/sh\necho "ddl 0.0.0-other"\n' >"$t/other-ddl"
