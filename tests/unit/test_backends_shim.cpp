@@ -414,6 +414,25 @@ TEST_CASE("shim answers probe requests, then checks and runs the rank on the sam
         std::string::npos);
 }
 
+TEST_CASE("shim exec request: one that returns is answered, one that execs takes the stdin over", "[shim]") {
+  auto returns = ddl::shim_exec_request("[ \"$1\" = go ] && exec cat; (exit 4)\n", {"stay"});
+  REQUIRE(returns.has_value());
+  CHECK(returns->starts_with(fmt::format("exec {} ", ddl::k_shim_protocol)));
+  ShimProcess shim(sh_job("true"), *returns);
+  wait_for_stderr(shim, "answered");
+  CHECK(shim.err() == "ddl-shim: answered 4\n");
+  // The shim reads on: this one replaces it with cat, which echoes the rest.
+  shim.write_line(*ddl::shim_exec_request("[ \"$1\" = go ] && exec cat; (exit 4)\n", {"go"}));
+  shim.write_line("frames from here on\n");
+  shim.close_stdin();
+  auto status = shim.wait();
+  REQUIRE(status.has_value());
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 0);
+  CHECK(shim.out() == "frames from here on\n");
+  CHECK(shim.err() == "ddl-shim: answered 4\n");
+}
+
 TEST_CASE("shim refuses a probe request of another protocol version", "[shim]") {
   ShimProcess shim(sh_job("true"), "probe 1 5\ntrue\n");
   auto status = shim.wait();
