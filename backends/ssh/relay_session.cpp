@@ -110,7 +110,7 @@ Result<std::unique_ptr<RelaySession>> start_relay_where_same_ddl(const SshSectio
     return fail(same.error());
   }
   if (same->status != 0 || !connection.shim) {
-    spdlog::debug("{}: no ddl {} at {}: a login shell per channel", host.name, DDL_VERSION, ddl);
+    spdlog::info("{}: no ddl {} at {}: a login shell per rank", host.name, DDL_VERSION, ddl);
     return std::unique_ptr<RelaySession>();
   }
   return RelaySession::start(*connection.session, std::move(connection.shim), ddl, remote_answer_timeout(ssh));
