@@ -51,6 +51,24 @@ expect_contains "$t/err" "rank 4 on ${NETNS_ADDRS[2]} was killed by SIGKILL"
 : >"$NETNS_DIR/shells"
 netns_relays_gone
 
+# A relay that dies mid-run (killed here) is a lost host: exit 3 naming it
+# and how the relay ended; the ranks it ran end with their input.
+marks=$t/marks; mkdir -p "$marks"
+ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh -- \
+  sh -c "touch $marks/\$DDL_RANK; exec sleep 37" >"$t/out" 2>"$t/err" &
+job_pid=$!
+wait_files 6 "$marks/*"
+relay=$(pgrep -f "$DDL worker ssh-relay" | head -n 1)
+[[ -n $relay ]] || fail "no relay runs the job's ranks"
+kill -KILL "$relay"
+got=0; wait "$job_pid" || got=$?
+[[ $got == 3 ]] || fail "a killed relay: exit $got, want 3: $(cat "$t/err")"
+expect_contains "$t/err" "ddl's relay there ended (SIGKILL)"
+for i in $(seq 50); do pgrep -f "sleep 37" >/dev/null || break; sleep 0.1; done
+! pgrep -af "sleep 37" || fail "ranks left running after their relay was killed"
+netns_relays_gone
+: >"$NETNS_DIR/shells"
+
 # A host whose [ssh] remote_ddl is another ddl: a shell per rank, as correct.
 printf '#!/bin/sh\necho "ddl 0.0.0-other"\n' >"$t/other-ddl"
 chmod +x "$t/other-ddl"
