@@ -57,6 +57,7 @@ struct Command {
 
 class Relay {
 public:
+  explicit Relay(Millis idle) : idle_(idle) {}
   int run();
 
 private:
@@ -71,6 +72,7 @@ private:
   void finish_ended();
   std::vector<pollfd> poll_set();
 
+  Millis idle_;
   std::map<std::uint32_t, Command> commands_;
   broker::FrameReader reader_;
   bool stdin_open_ = true;
@@ -283,7 +285,7 @@ std::vector<pollfd> Relay::poll_set() {
 int Relay::run() {
   send(broker::Type::ready, 0, fmt::format("{{\"version\":{}}}", k_relay_protocol));
   while (stdin_open_ || !commands_.empty()) {
-    if (commands_.empty() && Clock::now() - last_frame_ >= k_relay_idle) {
+    if (commands_.empty() && Clock::now() - last_frame_ >= idle_) {
       return 0;  // cut off from the launcher, with nothing left to end
     }
     auto fds = poll_set();
@@ -321,7 +323,7 @@ int Relay::run() {
 
 } // namespace
 
-int run_ssh_relay() {
+int run_ssh_relay(Millis idle) {
   if (::pipe2(g_child_pipe, O_CLOEXEC | O_NONBLOCK) != 0 || !SignalPipe::install()) {
     return 1;
   }
@@ -330,7 +332,7 @@ int run_ssh_relay() {
   action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
   ::sigemptyset(&action.sa_mask);
   ::sigaction(SIGCHLD, &action, nullptr);
-  Relay relay;
+  Relay relay(idle);
   return relay.run();
 }
 

@@ -31,6 +31,7 @@ inline constexpr Millis k_relay_drain{2'000};
 inline constexpr Millis k_relay_idle{15'000};
 
 // Serves the frames on fds 0 and 1 until the end above; the exit code.
-int run_ssh_relay();
+// `idle` in place of k_relay_idle (tests).
+int run_ssh_relay(Millis idle = k_relay_idle);
 
 } // namespace ddl
