@@ -11,8 +11,14 @@
 // done; the launcher's peak RSS; the allgather's bytes delivered per second
 // beside this machine's memcpy rate.
 //
-//   rendezvous-scale [--serial-join] [--no-allgather] [N...]
+//   rendezvous-scale [--serial-join] [--no-allgather] [--per-host K] [N...]
 //                                (default: 256 1024 4096 16384)
+//
+// --per-host K: a prototype of a hierarchical gather, where one process per
+// host (ddl's relay) would join for its host's K workers and hand them the
+// answer: N members each contribute K workers' addresses (comma-joined), so
+// that the server's side of N x K workers is measured (the hand-over on each
+// host, a local copy of the answer, is not).
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -62,7 +68,19 @@ constexpr int k_worker_niceness = 5;
 struct Mode {
   bool serial_join = false;  // wait for the join's OK before BARRIER
   bool allgather = true;
+  int per_host = 1;          // workers each member contributes for
 };
+
+// What member `rank` contributes to the allgather: its workers' addresses.
+std::string contribution(int rank, int per_host) {
+  std::string value;
+  for (int k = 0; k < per_host; ++k) {
+    int worker = rank * per_host + k;
+    value += (k == 0 ? "" : ",") + ("10.0." + std::to_string(worker / 256) + "." + std::to_string(worker % 256) +
+                                    ":29500");
+  }
+  return value;
+}
 
 // Steady-clock nanoseconds (one clock for every process of this machine).
 struct Stamps {
@@ -140,10 +158,7 @@ bool on_frame(Worker& worker, std::string_view payload, const std::string& token
         ++counts.done;
         return true;
       }
-      send_frame(worker, FrameWriter(MsgType::allgather)
-                             .bytes("10.0." + std::to_string(worker.rank / 256) + "." +
-                                    std::to_string(worker.rank % 256) + ":29500")
-                             .finish());
+      send_frame(worker, FrameWriter(MsgType::allgather).bytes(contribution(worker.rank, mode.per_host)).finish());
       worker.step = Step::allgather;
       return true;
     case Step::allgather: {
@@ -322,8 +337,7 @@ std::optional<Timings> run_once(int world, const Mode& mode) {
   // One VALUES frame: prefix, type, count, then each rank's address as bytes.
   timings.values_bytes = 4 + 1 + 4;
   for (int rank = 0; rank < world; ++rank) {
-    timings.values_bytes += 4 + ("10.0." + std::to_string(rank / 256) + "." +
-                                 std::to_string(rank % 256) + ":29500").size();
+    timings.values_bytes += 4 + contribution(rank, mode.per_host).size();
   }
   return timings;
 }
@@ -379,16 +393,29 @@ int main(int argc, char** argv) {
       mode.allgather = false;
       continue;
     }
+    if (arg == "--per-host" && i + 1 < argc) {
+      auto k = parse_int(argv[++i]);
+      if (!k || *k < 1 || *k > 256) {
+        std::fprintf(stderr, "rendezvous-scale: --per-host takes 1 to 256\n");
+        return 2;
+      }
+      mode.per_host = static_cast<int>(*k);
+      continue;
+    }
     auto n = parse_int(arg);
     if (!n || *n < 1 || *n > 30000) {
       std::fprintf(stderr,
-                   "usage: rendezvous-scale [--serial-join] [--no-allgather] [N...]  (1 <= N <= 30000)\n");
+                   "usage: rendezvous-scale [--serial-join] [--no-allgather] [--per-host K] [N...]  (1 <= N <= 30000)\n");
       return 2;
     }
     sizes.push_back(static_cast<int>(*n));
   }
   if (sizes.empty()) sizes = {256, 1024, 4096, 16384};
-  std::printf("%8s %11s %12s %14s %12s %16s\n", "workers", "joined(ms)", "barrier(ms)", "allgather(ms)",
+  if (mode.per_host > 1) {
+    std::printf("--per-host %d: each member below joins for %d workers (their addresses in one value)\n",
+                mode.per_host, mode.per_host);
+  }
+  std::printf("%8s %11s %12s %14s %12s %16s\n", mode.per_host > 1 ? "members" : "workers", "joined(ms)", "barrier(ms)", "allgather(ms)",
               "peakRSS(MiB)", "allgather(GB/s)");
   for (int world : sizes) {
     // The server's end of every connection, plus spares (workers live in

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -19,8 +19,8 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
-#include "backends/ssh/broker_wire.hpp"
 #include "backends/shim.hpp"
+#include "backends/ssh/broker_wire.hpp"
 #include "backends/ssh/host_session.hpp"
 #include "backends/ssh/relay_session.hpp"
 #include "backends/ssh/shim_probe.hpp"
@@ -174,6 +174,10 @@ bool HostBroker::connected() {
   SshConnection probing;
   probing.session = own_session(std::move(*session));
   auto relay = start_relay_where_same_ddl(ssh_, host_, probing);
+  if (!probing.session) {  // lost while asking, and not made again
+    refusal_ = relay ? std::string("the connection closed") : relay.error().message;
+    return false;
+  }
   if (!relay) {
     spdlog::warn("{}: a login shell per trial: {}", host_.name, relay.error().message);
   } else {
