@@ -122,6 +122,12 @@ TOML
 expect_exit 0 ddl_ssh run "$job" -H "$(netns_hostspec 1)" --backend ssh
 for r in 0 1 2; do expect_contains "$t/out" "[$r] attempt=1 rank=$r"; done
 shells_are 2 1 "one restart"
+# Two ranks per host: the restart's ranks start through the same relay, no
+# new login shell.
+expect_exit 0 ddl_ssh run "$job" -H "$(netns_hostspec 2)" --backend ssh
+for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] attempt=1 rank=$r"; done
+shells_are 1 1 "one restart, two ranks per host"
+netns_relays_gone
 
 # Elastic (--np 2:3): a failure re-plans on the hosts left; the connections
 # of the hosts still in the job are kept, one shell per host per attempt
