@@ -223,32 +223,14 @@ void BrokerChannel::send_eof() {
 bool BrokerChannel::is_open() const { return state_ == State::open && !session_.closed(); }
 
 void BrokerChannel::receive(const broker::Frame& frame) {
-  switch (frame.type) {
-  case broker::Type::opened:
+  if (frame.type == broker::Type::opened) {
     state_ = State::open;
-    break;
-  case broker::Type::open_failed:
+  } else if (frame.type == broker::Type::open_failed) {
     state_ = State::failed;
     why_ = frame.bytes;
-    break;
-  case broker::Type::out:
-  case broker::Type::err:
-    listener_->data(frame.bytes, frame.type == broker::Type::err);
-    break;
-  case broker::Type::exit_status:
-    if (auto status = parse_int(frame.bytes)) {
-      listener_->exit_status(static_cast<int>(*status));
-    }
-    break;
-  case broker::Type::exit_signal:
-    listener_->exit_signal(frame.bytes);
-    break;
-  case broker::Type::closed:
-    state_ = State::closed;
-    listener_->ended();
-    break;
-  default:
-    break;
+  } else {
+    state_ = frame.type == broker::Type::closed ? State::closed : state_;
+    broker::tell(*listener_, frame);
   }
 }
 

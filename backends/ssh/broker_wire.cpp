@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "backends/ssh/broker_wire.hpp"
 
+#include "backends/ssh/host_session.hpp"
+#include "src/util/text.hpp"
+
 namespace ddl::broker {
 
 namespace {
@@ -32,6 +35,28 @@ std::string encode(Type type, std::uint32_t channel, std::string_view bytes) {
   put_u32(out, channel);
   out.append(bytes);
   return out;
+}
+
+bool tell(ChannelListener& listener, const Frame& frame) {
+  switch (frame.type) {
+  case Type::out:
+  case Type::err:
+    listener.data(frame.bytes, frame.type == Type::err);
+    return true;
+  case Type::exit_status:
+    if (auto status = parse_int(frame.bytes)) {
+      listener.exit_status(static_cast<int>(*status));
+    }
+    return true;
+  case Type::exit_signal:
+    listener.exit_signal(frame.bytes);
+    return true;
+  case Type::closed:
+    listener.ended();
+    return true;
+  default:
+    return false;
+  }
 }
 
 std::optional<Frame> FrameReader::next() {

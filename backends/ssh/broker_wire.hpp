@@ -35,6 +35,10 @@
 #include <string>
 #include <string_view>
 
+namespace ddl {
+class ChannelListener;
+}
+
 namespace ddl::broker {
 
 inline constexpr int k_protocol = 1;
@@ -64,6 +68,11 @@ struct Frame {
 };
 
 std::string encode(Type type, std::uint32_t channel, std::string_view bytes = {});
+
+// The frames that tell a channel what its command did (out, err,
+// exit_status, exit_signal, closed), handed to its listener; false for the
+// other types, which the caller handles.
+bool tell(ChannelListener& listener, const Frame& frame);
 
 // Whole frames taken off the bytes read so far.
 class FrameReader {

@@ -55,31 +55,14 @@ public:
   void relisten(ChannelListener& listener) override { listener_ = &listener; }
 
   void receive(const broker::Frame& frame) {
-    switch (frame.type) {
-    case broker::Type::open_failed:
+    if (frame.type == broker::Type::open_failed) {
       listener_->data(fmt::format("ddl's relay cannot run the command: {}\n", frame.bytes), true);
       closed_ = true;
       listener_->ended();
-      break;
-    case broker::Type::out:
-    case broker::Type::err:
-      listener_->data(frame.bytes, frame.type == broker::Type::err);
-      break;
-    case broker::Type::exit_status:
-      if (auto status = parse_int(frame.bytes)) {
-        listener_->exit_status(static_cast<int>(*status));
-      }
-      break;
-    case broker::Type::exit_signal:
-      listener_->exit_signal(frame.bytes);
-      break;
-    case broker::Type::closed:
-      closed_ = true;
-      listener_->ended();
-      break;
-    default:
-      break;
+      return;
     }
+    closed_ = closed_ || frame.type == broker::Type::closed;
+    broker::tell(*listener_, frame);
   }
 
 private:
