@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Over ssh on 4 hosts: a failing rank ends the gang with its code; SIGINT;
-# kill -9 of ddl; a host that dies mid-run. Each time, no rank process may be
-# left in any host's namespace.
+# kill -9 of ddl; a host that dies mid-run. Each time, no rank process (nor
+# ddl's relay, which runs a host's two ranks) may be left on any host.
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 netns_up 4
@@ -11,6 +11,7 @@ mark="29.$$"   # sleep 29.PID: a marker in the ranks' command lines
 expect_none_left() {
   local left; left=$(netns_count_all "sleep $mark")
   [[ $left == 0 ]] || fail "$1: $left rank processes left on the hosts"
+  netns_relays_gone  # the ranks of a host ran under ddl's relay
 }
 
 # Starts a gang whose ranks touch $t/up/RANK and sleep; sets $runner.
