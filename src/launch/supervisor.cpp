@@ -426,12 +426,13 @@ NamedFailure named_failure(const Output& output, const Gang& gang, const FirstFa
   return named;
 }
 
-// What ddl prints when the job ends: the failure summary, or the timeout.
-void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int attempts,
-                const SupervisorOptions& options) {
-  if (end.reason == StopReason::failed) {
-    const NamedFailure named = named_failure(output, gang, end.first);
-    output.message(failure_summary(named.launch, named.first, named.stderr_tail, attempts, end.rank_error));
+// What ddl prints when the job ends: the failure summary (`named`: the
+// first failure as the user knows it, where a rank ended first), or the
+// timeout.
+void report_end(Output& output, const Gang& gang, const AttemptEnd& end, const std::optional<NamedFailure>& named,
+                int attempts, const SupervisorOptions& options) {
+  if (end.reason == StopReason::failed && named) {
+    output.message(failure_summary(named->launch, named->first, named->stderr_tail, attempts, end.rank_error));
     if (gang.refused_as_singleton(end.first.rank)) {
       output.message(singleton_guard_hint(end.first.rank, static_cast<int>(gang.launches().size())) + "\n");
     }
@@ -440,11 +441,10 @@ void report_end(Output& output, const Gang& gang, const AttemptEnd& end, int att
   } else if (end.reason == StopReason::signal) {
     output.message(interrupted_message(end.stop_signal, static_cast<int>(gang.launches().size())));
   }
-  if (end.requeue_exit_code && end.first.rank >= 0 && end.first.how.signal == 0 &&
-      end.first.how.code == *end.requeue_exit_code) {
+  if (end.requeue_exit_code && named && end.first.how.signal == 0 && end.first.how.code == *end.requeue_exit_code) {
     output.message(fmt::format("ddl: rank {} asked to be requeued (exit code {} = job.requeue_exit_code); ddl "
                                "exits {} for the scheduler to requeue the job\n",
-                               end.first.rank, end.first.how.code, end.first.how.code));
+                               named->first.rank, end.first.how.code, end.first.how.code));
   }
   if (end.checkpointed) {
     output.message(fmt::format("ddl: every rank exited within job.checkpoint_grace ({}) after {}\n",
@@ -689,10 +689,14 @@ Result<int> summarize(JobRun& job, const Attempt& run, const Gang& gang, Attempt
     job.output.message(fmt::format("ddl: not restarted: {}\n", not_restarted));
   }
   end.error = run.reason == StopReason::watchdog ? run.watchdog_error : run.launch_error;
-  report_end(job.output, gang, end, attempts, options);
+  std::optional<NamedFailure> named;
+  if (end.first.rank >= 0 && static_cast<std::size_t>(end.first.rank) < gang.launches().size()) {
+    named = named_failure(job.output, gang, end.first);
+  }
+  report_end(job.output, gang, end, named, attempts, options);
   JobSummary summary = job_summary(end, attempts, seconds_since(job.started));
-  if (auto mpi_rank = summary.failed_rank >= 0 ? job.output.blamed_mpi_rank(summary.failed_rank) : std::nullopt) {
-    summary.failed_rank = *mpi_rank;
+  if (named && summary.failed_rank >= 0) {
+    summary.failed_rank = named->first.rank;
   }
   if (end.reason == StopReason::stalled && run.hang) {
     summary.stalled_ranks = run.hang->ranks;
