@@ -214,6 +214,11 @@ expect_contains "$t/out" '"failed_rank":3,"host":"localhost","code":7'
 expect_exit 3 run --mpi pmix --np 3 --max-restarts 1 -- sh -c 'exit $((DDL_RANK == 2 ? 3 : 0))'
 expect_contains "$t/err" "ddl: rank 2 on localhost exited with code 3 after"
 expect_contains "$t/err" "restarting (DDL_ATTEMPT=1, restart 1 of 1)"
+# The requeue line names the MPI rank too (before: "rank 0", the worker).
+printf '[job]\nrequeue_exit_code = 85\n' >"$t/requeue.toml"
+# shellcheck disable=SC2016 # expanded by each rank's sh
+expect_exit 85 run "$t/requeue.toml" --mpi pmix --np 3 -- sh -c 'exit $((DDL_RANK == 2 ? 85 : 0))'
+expect_contains "$t/err" "ddl: rank 2 asked to be requeued (exit code 85 = job.requeue_exit_code)"
 
 # Refused: --mpi pmix with backend mpirun, an unknown value, a bad [mpi] key,
 # --output-ranks (the gang is one worker per host).
