@@ -118,16 +118,29 @@ Result<SweepJob> read_sweep_job(const SweepOptions& opts, const Overrides& overr
   return SweepJob{{fs::absolute(file).string(), std::move(*text), sweep::trial_options(overrides)}, std::move(*job)};
 }
 
-// Ranks per trial: --np N, else [sweep] np.
+// Ranks per trial: --np N, else sweep.np, else [launch] np, else 1. Both
+// keys with different values, or a range, are refused: either would
+// otherwise be dropped without a word.
 Result<int> trial_np(const JobSpec& job, const Overrides& overrides) {
-  if (!overrides.np) {
-    return job.sweep->np;
+  if (overrides.np) {
+    if (overrides.np->find(':') != std::string::npos) {
+      return fail(ExitCode::usage, fmt::format("--np: {}: ddl sweep takes the ranks of each trial, N, not MIN:MAX",
+                                               *overrides.np));
+    }
+    return *job.launch.np.max;
   }
-  if (overrides.np->find(':') != std::string::npos) {
-    return fail(ExitCode::usage, fmt::format("--np: {}: ddl sweep takes the ranks of each trial, N, not MIN:MAX",
-                                             *overrides.np));
+  const NpRange& launch = job.launch.np;
+  if (launch.elastic()) {
+    return fail(ExitCode::usage, fmt::format("{}: [launch] np or min_np: ddl sweep takes the ranks of each trial, "
+                                             "N (sweep.np), not a range",
+                                             job.source));
   }
-  return *job.launch.np.max;
+  if (job.sweep->np && launch.max && *launch.max != *job.sweep->np) {
+    return fail(ExitCode::usage, fmt::format("{}: sweep.np = {} and [launch] np = {}: a trial's ranks are sweep.np; "
+                                             "keep one of the two",
+                                             job.source, *job.sweep->np, *launch.max));
+  }
+  return job.sweep->np.value_or(launch.max.value_or(1));
 }
 
 // Ports that a job file fixes would be shared by trials that run at once.
@@ -379,7 +392,7 @@ void add_sweep(CLI::App& app, Command& selected) {
   sub->add_option("--max-restarts", opts->common.overrides.max_restarts,
                   "Restart a trial's gang up to N times within one attempt");
   sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank of every trial (repeatable)");
-  sub->footer("--np sets the ranks per trial (sweep.np). Everything after -- is the command; "
+  sub->footer("--np sets the ranks per trial (sweep.np, else [launch] np, else 1). Everything after -- is the command; "
               "{name} in it is replaced by the trial's value of parameter name.\n\n"
               "Examples:\n  ddl sweep sweep.toml --dry-run\n  ddl sweep sweep.toml -- python3 train.py --lr {learning_rate}");
   sub->callback([&selected, opts] {

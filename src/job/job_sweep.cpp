@@ -274,7 +274,9 @@ void read_sweep(const Section& s, const toml::node* section, JobSpec& job) {
     if (!random) diag.at(*s.node("seed"), "sweep.seed: only for method = \"random\"");
   }
   s.read_int("max_parallel", sweep.max_parallel, 0, INT_MAX);
-  s.read_int("np", sweep.np, 1, k_max_world_size);
+  if (int np = 1; s.read_int("np", np, 1, k_max_world_size)) {
+    sweep.np = np;
+  }
   s.read_int("retries", sweep.retries, 0, 100);
   read_metric(s, sweep);
   read_parameters(s, *section, sweep);

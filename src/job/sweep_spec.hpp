@@ -45,7 +45,7 @@ struct SweepSection {
   int samples = 0;              // random: how many trials
   std::uint64_t seed = 1;       // random
   int max_parallel = 0;         // 0: as many as the free slots allow
-  int np = 1;                   // ranks per trial
+  std::optional<int> np;        // ranks per trial; nullopt: [launch] np, else 1
   int retries = 1;              // more attempts of a failed trial, on another host where possible
   std::optional<SweepMetric> metric;
   std::vector<SweepParameter> parameters;  // in file order

@@ -55,7 +55,7 @@ TEST_CASE("a grid is the product of the lists, the first parameter slowest", "[s
                                  "learning_rate=0.005 dropout=0.5", "learning_rate=0.005 dropout=0.6",
                                  "learning_rate=0.01 dropout=0.5", "learning_rate=0.01 dropout=0.6"});
   CHECK(job.sweep->retries == 1);
-  CHECK(job.sweep->np == 1);
+  CHECK_FALSE(job.sweep->np.has_value());  // [launch] np, else 1
   CHECK_FALSE(job.sweep->metric->maximize);
 }
 
