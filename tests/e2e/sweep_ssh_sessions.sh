@@ -6,7 +6,8 @@
 # sweep, no handshake. Counted on the hosts
 # (NETNS_COUNT_SHELLS). A rank's failure fails its trial with the result.json
 # the trial writes without the broker (the same request run with the broker
-# left out); a broker that ends fails the trial at once. sweep_ssh_reconnect:
+# left out); a broker that ends fails the trial at once; trials of two ranks
+# per host run their own relay under the broker's. sweep_ssh_reconnect:
 # a connection the broker lost.
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
@@ -110,5 +111,19 @@ wait
 grep -qE "the sweep's session broker \($t/gone.sock\) (is gone|ended)" "$t/err" || fail "$(cat "$t/err")"
 expect_contains "$t/err" "ddl: error: cannot start on 1 of 1 host:"
 echo "ok: a broker that ends fails the trial"
+
+# 4. Trials of two ranks on one host: each trial's relay runs under the
+# broker's, still one login shell per host for the whole sweep.
+: >"$NETNS_DIR/shells"
+sed -i 's/^retries = 0$/retries = 0\nnp = 2/; s/^i = .*/i = [0, 1, 2, 4]/' "$job"
+expect_exit 0 ddl_ssh sweep "$job" -H "${a[0]}:2,${a[1]}:2" --backend ssh --dir "$t/two"
+for i in 0 1 2 3; do
+  expect_contains "$t/two/trial-000$i/output.log" "[0] trial"
+  expect_contains "$t/two/trial-000$i/output.log" "[1] trial"
+done
+shells=$(($(netns_shells 0) + $(netns_shells 1)))
+[[ $shells == 2 ]] || fail "$shells login shells for 4 trials of 2 ranks on 2 hosts, want 2"
+netns_relays_gone
+echo "ok: a trial's own relay under the broker's"
 
 echo PASS
