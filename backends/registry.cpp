@@ -90,7 +90,9 @@ struct BackendEntry {
 constexpr BackendEntry k_backends[] = {
     {BackendKind::local, [](const JobSpec&) -> std::unique_ptr<Backend> { return std::make_unique<LocalBackend>(); }},
     {BackendKind::ssh,
-     [](const JobSpec& job) -> std::unique_ptr<Backend> { return std::make_unique<SshBackend>(job.ssh); }},
+     [](const JobSpec& job) -> std::unique_ptr<Backend> {
+       return std::make_unique<SshBackend>(job.ssh, job.max_restarts > 0);
+     }},
     {BackendKind::kubernetes,
      [](const JobSpec& job) -> std::unique_ptr<Backend> {
        return std::make_unique<kubernetes::KubernetesBackend>(

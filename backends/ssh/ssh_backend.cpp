@@ -113,7 +113,11 @@ const RankLaunch& first_launch_of(std::span<const RankLaunch> launches, const st
 
 } // namespace
 
-SshBackend::SshBackend(const SshSection& options) : options_(options) {}
+SshBackend::SshBackend(const SshSection& options, bool restarts) : options_(options), restarts_(restarts) {}
+
+bool SshBackend::wants_relay(std::size_t ranks) const {
+  return options_.broker.empty() && (ranks > 1 || (ranks == 1 && restarts_));
+}
 
 SshBackend::~SshBackend() {
   shutdown();
@@ -277,7 +281,7 @@ Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std:
     return fail(connection.error());
   }
   const std::vector<int>& ranks = pending_.ranks[unit];
-  if (ranks.size() > 1) {
+  if (wants_relay(ranks.size())) {
     auto relay = start_relay_where_same_ddl(options_, plan.hosts[pending_.hosts[unit]], *connection);
     if (!relay) {
       pending_.unreached[unit] = connection->session && !connection->session->closed() ? 0 : 1;

@@ -14,9 +14,11 @@ namespace ddl {
 
 // Ranks on remote hosts over SSH (libssh), each under the shim
 // (backends/shim.hpp) on its own channel: a channel of ddl's relay on the
-// host (relay_session.hpp) where a connection carries several ranks and the
-// host has this ddl at [ssh] remote_ddl, so that they share the login shell
-// of the host's probes; else a channel (and login shell) of its own.
+// host (relay_session.hpp) where a connection carries several ranks (or the
+// job may restart) and the host has this ddl at [ssh] remote_ddl, so that
+// they share the login shell of the host's probes; else a channel (and login
+// shell) of its own. A sweep's trial starts no relay of its own: its
+// channels are the sweep's broker's, on the broker's relay.
 // The preflight connects to every
 // host in parallel (at most [ssh] fanout at once; one connection per
 // k_ranks_per_connection ranks), verifies host keys, authenticates and
@@ -25,7 +27,9 @@ namespace ddl {
 // (ExitCode::launch).
 class SshBackend final : public PerRankBackend {
 public:
-  explicit SshBackend(const SshSection& options);
+  // `restarts`: the job may restart (max_restarts > 0), so a host of one
+  // rank gets the relay too, and a restart starts no login shell.
+  explicit SshBackend(const SshSection& options, bool restarts = false);
   ~SshBackend() override;
 
   std::string_view name() const override { return "ssh"; }
@@ -76,7 +80,11 @@ private:
   std::vector<SshConnection> take_kept(const Inventory& hosts);
   void keep(const Inventory& hosts, std::vector<SshConnection>& connections);
 
+  // Whether a connection of `ranks` ranks runs them through ddl's relay.
+  bool wants_relay(std::size_t ranks) const;
+
   SshSection options_;
+  bool restarts_ = false;
   std::vector<std::unique_ptr<HostLink>> links_;
   std::vector<std::size_t> rank_link_;  // rank -> index into links_
   Pending pending_;
