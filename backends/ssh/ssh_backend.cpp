@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "backends/ssh/ssh_backend.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <optional>
@@ -306,6 +307,7 @@ Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std:
 }
 
 std::string SshBackend::preflight_passed(const Plan& plan) {
+  const auto relays = std::ranges::count_if(pending_.relays, [](const auto& relay) { return relay != nullptr; });
   for (std::size_t i = 0; i < pending_.hosts.size(); ++i) {
     const Host& host = plan.hosts[pending_.hosts[i]];
     auto reconnect = [options = options_, host] { return ssh_open(options, host); };
@@ -314,8 +316,9 @@ std::string SshBackend::preflight_passed(const Plan& plan) {
                                                 reconnect));
   }
   pending_ = {};
-  return fmt::format("ssh: {} connection{} to {} host{} ready", links_.size(), links_.size() == 1 ? "" : "s",
-                     plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s");
+  return fmt::format("ssh: {} connection{} to {} host{} ready{}", links_.size(), links_.size() == 1 ? "" : "s",
+                     plan.hosts.size(), plan.hosts.size() == 1 ? "" : "s",
+                     relays == 0 ? "" : fmt::format(", {} running ddl's relay", relays));
 }
 
 bool SshBackend::unit_unreached(std::size_t unit) const {

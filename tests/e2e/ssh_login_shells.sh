@@ -29,13 +29,14 @@ for r in 0 1 2; do expect_contains "$t/out" "[$r] rank=$r host=h$((r + 1))"; don
 shells_are 1 1 "one rank per host"
 
 # Two ranks per host: the probes' shim becomes the relay of both ranks.
-expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh -- \
+expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh -v -- \
   sh -c 'echo "rank=$DDL_RANK host=$(hostname)"; echo "err=$DDL_RANK" >&2'
 for r in 0 1 2 3 4 5; do
   expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"
   expect_contains "$t/err" "[$r] err=$r"
 done
 shells_are 1 1 "two ranks per host"
+expect_contains "$t/err" "ssh: 3 connections to 3 hosts ready, 3 running ddl's relay"
 netns_relays_gone
 
 # Exit codes and signals come through the relay as through a channel: the
@@ -75,10 +76,11 @@ chmod +x "$t/other-ddl"
 cp "$NETNS_DIR/ssh.toml" "$t/other.toml"
 sed -i "s|^\[ssh\]|[ssh]\nremote_ddl = \"$t/other-ddl\"|" "$t/other.toml"
 grep -q "remote_ddl" "$t/other.toml" || fail "no [ssh] section in $NETNS_DIR/ssh.toml"
-expect_exit 0 ddl_ssh run "$t/other.toml" -H "$(netns_hostspec 2)" --backend ssh -- \
+expect_exit 0 ddl_ssh run "$t/other.toml" -H "$(netns_hostspec 2)" --backend ssh -v -- \
   sh -c 'echo "rank=$DDL_RANK host=$(hostname)"'
 for r in 0 1 2 3 4 5; do expect_contains "$t/out" "[$r] rank=$r host=h$((r / 2 + 1))"; done
 shells_are 2 1 "another ddl on the hosts, two ranks per host"
+expect_contains "$t/err" "no ddl $("$DDL" --version | cut -d' ' -f2) at $t/other-ddl: a login shell per rank"
 
 # --bind core: the CPU topology probe is one more request to the same shim.
 expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 2)" --backend ssh --bind core -- \
