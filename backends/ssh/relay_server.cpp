@@ -6,9 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstring>
 #include <map>
 #include <string>
@@ -19,6 +19,7 @@
 #include "backends/ssh/broker_wire.hpp"
 #include "src/util/file.hpp"
 #include "src/util/process.hpp"
+#include "src/util/process_set.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
 
@@ -28,57 +29,66 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int g_child_pipe[2] = {-1, -1};
+class Relay;
 
-void on_sigchld(int /*signo*/) {
-  int saved = errno;
-  char byte = 0;
-  [[maybe_unused]] ssize_t ignored = ::write(g_child_pipe[1], &byte, 1);
-  errno = saved;
-}
+// One command the launcher opened; its output and end come through the
+// relay's ProcessSet.
+struct Command final : ChildEvents {
+  Command(Relay& relay_, std::uint32_t id_) : relay(relay_), id(id_) {}
+  void output(OutputStream stream, std::string_view bytes) override;
+  void ended(int wait_status) override;
 
-void drain(int fd) {
-  char buffer[256];
-  while (::read(fd, buffer, sizeof buffer) > 0) {
-  }
-}
-
-// One command the launcher opened.
-struct Command {
-  pid_t pid = -1;
+  Relay& relay;
+  std::uint32_t id;
   int in = -1;
-  int out = -1;
-  int err = -1;
-  std::string pending_in;        // for its stdin, not yet taken
-  bool eof_wanted = false;       // close stdin once pending_in is written
-  bool forgotten = false;        // `close`: no more frames about it
-  std::optional<Clock::time_point> reaped_at;
+  std::string pending_in;   // for its stdin, not yet taken
+  bool eof_wanted = false;  // close stdin once pending_in is written
+  bool forgotten = false;   // `close`: no more frames about it
+  bool done = false;        // ended: to be dropped
 };
 
 class Relay {
 public:
   explicit Relay(Millis idle) : idle_(idle) {}
   int run();
+  void send(broker::Type type, std::uint32_t channel, std::string_view bytes = {});
 
 private:
-  void send(broker::Type type, std::uint32_t channel, std::string_view bytes = {});
   void read_launcher();
   void handle(const broker::Frame& frame);
   void open(std::uint32_t id, const std::string& command);
-  void flush_stdin(Command& command);
-  void forward(std::uint32_t id, Command& command, int& fd, broker::Type type);
-  void reap();
+  static void flush_stdin(Command& command);
   void launcher_gone();
-  void finish_ended();
-  std::vector<pollfd> poll_set();
 
   Millis idle_;
-  std::map<std::uint32_t, Command> commands_;
+  ProcessSet children_;
+  std::map<std::uint32_t, std::unique_ptr<Command>> commands_;
   broker::FrameReader reader_;
   bool stdin_open_ = true;
   bool stdout_open_ = true;
   Clock::time_point last_frame_ = Clock::now();
 };
+
+void Command::output(OutputStream stream, std::string_view bytes) {
+  if (!forgotten) {
+    relay.send(stream == OutputStream::out ? broker::Type::out : broker::Type::err, id, bytes);
+  }
+}
+
+// After all of its output, as on ssh: the status, then the end.
+void Command::ended(int wait_status) {
+  done = true;
+  close_fd(in);
+  if (forgotten) {
+    return;
+  }
+  if (WIFSIGNALED(wait_status)) {
+    relay.send(broker::Type::exit_signal, id, signal_abbrev(WTERMSIG(wait_status)));
+  } else {
+    relay.send(broker::Type::exit_status, id, std::to_string(WEXITSTATUS(wait_status)));
+  }
+  relay.send(broker::Type::closed, id);
+}
 
 void Relay::send(broker::Type type, std::uint32_t channel, std::string_view bytes) {
   if (stdout_open_ && !write_fully(STDOUT_FILENO, broker::encode(type, channel, bytes))) {
@@ -102,15 +112,13 @@ void Relay::open(std::uint32_t id, const std::string& command) {
     send(broker::Type::open_failed, id, fmt::format("cannot start /bin/sh: {}", std::strerror(spawned.failure.error)));
     return;
   }
-  Command& started = commands_[id];
-  started.pid = spawned.child.pid;
-  started.in = spawned.child.in_fd;
-  started.out = spawned.child.out_fd;
-  started.err = spawned.child.err_fd;
-  for (int fd : {started.in, started.out, started.err}) {
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  }
+  auto started = std::make_unique<Command>(*this, id);
+  started->in = spawned.child.in_fd;
+  ::fcntl(started->in, F_SETFL, ::fcntl(started->in, F_GETFL) | O_NONBLOCK);
   send(broker::Type::opened, id);
+  // A background process holding its output does not hold the channel.
+  children_.add(spawned.child, *started, WatchOptions{false, k_relay_drain});
+  commands_[id] = std::move(started);
 }
 
 void Relay::flush_stdin(Command& command) {
@@ -140,9 +148,9 @@ void Relay::handle(const broker::Frame& frame) {
   }
   auto found = commands_.find(frame.channel);
   if (found == commands_.end()) {
-    return;
+    return;  // a beat (channel 0), or a command that ended
   }
-  Command& command = found->second;
+  Command& command = *found->second;
   switch (frame.type) {
   case broker::Type::data:
     if (command.in >= 0 && !command.eof_wanted) {
@@ -162,6 +170,10 @@ void Relay::handle(const broker::Frame& frame) {
 }
 
 void Relay::read_launcher() {
+  pollfd ready{STDIN_FILENO, POLLIN, 0};
+  if (::poll(&ready, 1, 0) <= 0) {
+    return;
+  }
   char buffer[65536];
   ssize_t got = ::read(STDIN_FILENO, buffer, sizeof buffer);
   if (got < 0 && (errno == EINTR || errno == EAGAIN)) {
@@ -183,140 +195,37 @@ void Relay::read_launcher() {
 
 // Every command's stdin closes: each shim ends its rank (TERM, grace, KILL).
 void Relay::launcher_gone() {
+  if (stdin_open_) {
+    children_.unwatch_fd(STDIN_FILENO);
+  }
   stdin_open_ = false;
   for (auto& [id, command] : commands_) {
-    command.eof_wanted = true;
-    command.pending_in.clear();
-    close_fd(command.in);
+    command->eof_wanted = true;
+    command->pending_in.clear();
+    close_fd(command->in);
   }
-}
-
-void Relay::forward(std::uint32_t id, Command& command, int& fd, broker::Type type) {
-  char buffer[65536];
-  ssize_t got = ::read(fd, buffer, sizeof buffer);
-  if (got < 0 && (errno == EINTR || errno == EAGAIN)) {
-    return;
-  }
-  if (got <= 0) {
-    close_fd(fd);
-    return;
-  }
-  if (!command.forgotten) {
-    send(type, id, std::string_view(buffer, static_cast<std::size_t>(got)));
-  }
-}
-
-void Relay::reap() {
-  while (true) {
-    int status = 0;
-    pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid <= 0) {
-      return;
-    }
-    for (auto& [id, command] : commands_) {
-      if (command.pid != pid) {
-        continue;
-      }
-      command.reaped_at = Clock::now();
-      close_fd(command.in);
-      if (command.forgotten) {
-        break;
-      }
-      // Its output read so far goes first: the status follows it, as on ssh.
-      for (int* fd : {&command.out, &command.err}) {
-        while (*fd >= 0) {
-          pollfd ready{*fd, POLLIN, 0};
-          if (::poll(&ready, 1, 0) <= 0) {
-            break;
-          }
-          forward(id, command, *fd, fd == &command.out ? broker::Type::out : broker::Type::err);
-        }
-      }
-      if (WIFSIGNALED(status)) {
-        send(broker::Type::exit_signal, id, signal_abbrev(WTERMSIG(status)));
-      } else {
-        send(broker::Type::exit_status, id, std::to_string(WEXITSTATUS(status)));
-      }
-      break;
-    }
-  }
-}
-
-// A reaped command whose output ended, or that ended k_relay_drain ago,
-// is closed.
-void Relay::finish_ended() {
-  const auto now = Clock::now();
-  for (auto it = commands_.begin(); it != commands_.end();) {
-    Command& command = it->second;
-    bool drained = command.out < 0 && command.err < 0;
-    if (!command.reaped_at || (!drained && now - *command.reaped_at < k_relay_drain)) {
-      ++it;
-      continue;
-    }
-    close_fd(command.out);
-    close_fd(command.err);
-    if (!command.forgotten) {
-      send(broker::Type::closed, it->first);
-    }
-    it = commands_.erase(it);
-  }
-}
-
-std::vector<pollfd> Relay::poll_set() {
-  std::vector<pollfd> fds;
-  fds.push_back({g_child_pipe[0], POLLIN, 0});
-  fds.push_back({SignalPipe::fd(), POLLIN, 0});
-  if (stdin_open_) {
-    fds.push_back({STDIN_FILENO, POLLIN, 0});
-  }
-  for (auto& [id, command] : commands_) {
-    for (int fd : {command.out, command.err}) {
-      if (fd >= 0) {
-        fds.push_back({fd, POLLIN, 0});
-      }
-    }
-    if (command.in >= 0 && !command.pending_in.empty()) {
-      fds.push_back({command.in, POLLOUT, 0});
-    }
-  }
-  return fds;
 }
 
 int Relay::run() {
+  children_.watch_fd(STDIN_FILENO);
+  children_.watch_fd(SignalPipe::fd());
   send(broker::Type::ready, 0, fmt::format("{{\"version\":{}}}", k_relay_protocol));
   while (stdin_open_ || !commands_.empty()) {
     if (commands_.empty() && Clock::now() - last_frame_ >= idle_) {
       return 0;  // cut off from the launcher, with nothing left to end
     }
-    auto fds = poll_set();
-    int ready = ::poll(fds.data(), fds.size(), 200);
-    if (ready < 0 && errno != EINTR) {
-      return 1;
-    }
-    drain(g_child_pipe[0]);
+    bool pending = std::ranges::any_of(commands_, [](const auto& entry) { return !entry.second->pending_in.empty(); });
+    children_.run_once(pending ? 10 : 200);  // a child's full stdin pipe is tried again soon
     if (!SignalPipe::take().empty()) {
       launcher_gone();
     }
-    for (const auto& entry : fds) {
-      if (entry.fd == STDIN_FILENO && (entry.revents & (POLLIN | POLLHUP | POLLERR)) != 0 && stdin_open_) {
-        read_launcher();
-      }
+    if (stdin_open_) {
+      read_launcher();
     }
     for (auto& [id, command] : commands_) {
-      for (const auto& entry : fds) {
-        if ((entry.revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
-          continue;
-        }
-        if (entry.fd == command.out && command.out >= 0) {
-          forward(id, command, command.out, broker::Type::out);
-        } else if (entry.fd == command.err && command.err >= 0) {
-          forward(id, command, command.err, broker::Type::err);
-        }
-      }
-      flush_stdin(command);
+      flush_stdin(*command);
     }
-    reap();
-    finish_ended();
+    std::erase_if(commands_, [](const auto& entry) { return entry.second->done; });
   }
   return 0;
 }
@@ -324,14 +233,9 @@ int Relay::run() {
 } // namespace
 
 int run_ssh_relay(Millis idle) {
-  if (::pipe2(g_child_pipe, O_CLOEXEC | O_NONBLOCK) != 0 || !SignalPipe::install()) {
+  if (!SignalPipe::install()) {
     return 1;
   }
-  struct sigaction action {};
-  action.sa_handler = &on_sigchld;
-  action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-  ::sigemptyset(&action.sa_mask);
-  ::sigaction(SIGCHLD, &action, nullptr);
   Relay relay(idle);
   return relay.run();
 }

@@ -96,6 +96,12 @@ void ProcessSet::watch_fd(int fd) {
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
 }
 
+void ProcessSet::unwatch_fd(int fd) {
+  if (fd >= 0) {
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  }
+}
+
 std::size_t ProcessSet::size() const {
   std::lock_guard lock(mutex_);
   return entries_.size();

@@ -64,6 +64,8 @@ public:
   void wake();
   // Also return from run_once when `fd` becomes readable (it is not read).
   void watch_fd(int fd);
+  // No longer (an fd at EOF stays readable).
+  void unwatch_fd(int fd);
   // `signo` to a watched child that has not exited (its group when
   // `group`); false when it is not watched or has exited. Thread-safe.
   bool signal(pid_t pid, int signo, bool group);
