@@ -3,7 +3,11 @@
 
 #include <libssh/callbacks.h>
 
+#include <chrono>
+
 #include <fmt/core.h>
+
+#include "src/util/signals.hpp"
 
 namespace ddl {
 
@@ -106,5 +110,16 @@ private:
 } // namespace
 
 HostSessionPtr own_session(SshSessionPtr session) { return std::make_unique<OwnSession>(std::move(session)); }
+
+void poll_until(HostSession& session, Millis timeout, const std::function<bool()>& done) {
+  ssh_event event = ssh_event_new();
+  session.add_to(event);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done() && !session.closed() && !stop::requested() && std::chrono::steady_clock::now() < deadline) {
+    ssh_event_dopoll(event, stop::wait_ms(100));
+  }
+  session.remove_from(event);
+  ssh_event_free(event);
+}
 
 } // namespace ddl

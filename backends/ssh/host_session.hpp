@@ -7,12 +7,14 @@
 // sweep's trials (broker_client.hpp), whose channels are relayed over a unix
 // socket. Not thread-safe, like a libssh session.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include <libssh/libssh.h>
 
+#include "src/util/duration.hpp"
 #include "src/util/error.hpp"
 
 namespace ddl {
@@ -64,6 +66,10 @@ using SshSessionPtr = std::unique_ptr<ssh_session_struct, SshSessionFree>;
 
 // This process's own connection as a HostSession.
 HostSessionPtr own_session(SshSessionPtr session);
+
+// Polls `session` (its channels report as they do) until `done()`, the
+// session closes, a stop (Ctrl-C, SIGTERM) or `timeout`.
+void poll_until(HostSession& session, Millis timeout, const std::function<bool()>& done);
 
 // The connection is closed or broken (as far as libssh knows yet).
 bool ssh_session_closed(ssh_session session);

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "backends/ssh/relay_session.hpp"
 
-#include <chrono>
-
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
@@ -111,14 +109,8 @@ Result<std::unique_ptr<RelaySession>> RelaySession::start(HostSession& connectio
   if (!relay->channel_ || !relay->channel_->write(*request)) {
     return fail(ExitCode::launch, fmt::format("cannot start ddl's relay: {}", connection.error()));
   }
-  ssh_event event = ssh_event_new();
-  connection.add_to(event);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!relay->greeted_ && !relay->closed() && !stop::requested() && std::chrono::steady_clock::now() < deadline) {
-    ssh_event_dopoll(event, stop::wait_ms(100));
-  }
-  connection.remove_from(event);
-  ssh_event_free(event);
+  RelaySession& started = *relay;
+  poll_until(connection, timeout, [&started] { return started.greeted_ || started.ended_; });
   if (relay->greeted_ && relay->greeting_error_.empty()) {
     return relay;
   }

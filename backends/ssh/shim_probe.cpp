@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "backends/ssh/shim_probe.hpp"
 
-#include <chrono>
-
 #include <fmt/core.h>
 
 #include "src/util/signals.hpp"
@@ -11,19 +9,6 @@
 namespace ddl {
 
 namespace {
-
-// Polls the session until the shim answered or ended, or `timeout` passed.
-void wait_for_answer(HostSession& session, const ShimChannel& shim, Millis timeout) {
-  ssh_event event = ssh_event_new();
-  session.add_to(event);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!shim.answered() && !shim.closed() && std::chrono::steady_clock::now() < deadline &&
-         !stop::requested() && !session.closed()) {
-    ssh_event_dopoll(event, stop::wait_ms(100));
-  }
-  session.remove_from(event);
-  ssh_event_free(event);
-}
 
 // Why the shim ended or did not answer.
 Error no_answer(const ShimChannel& shim, const HostSession& session, Millis timeout) {
@@ -64,7 +49,8 @@ Result<ShimAnswer> ask_once(const SshSection& ssh, SshConnection& kept, const st
     return fail(asked.error());
   }
   const Millis timeout = remote_answer_timeout(ssh);
-  wait_for_answer(*kept.session, *kept.shim, timeout);
+  const ShimChannel& shim = *kept.shim;
+  poll_until(*kept.session, timeout, [&shim] { return shim.answered() || shim.closed(); });
   if (stop::requested()) {
     kept.shim.reset();
     return fail(stop::error("probing the host"));

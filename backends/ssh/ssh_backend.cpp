@@ -2,7 +2,6 @@
 #include "backends/ssh/ssh_backend.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <csignal>
 #include <optional>
 
@@ -62,15 +61,7 @@ Result<HostLink::ReadyChannels> open_checked_channels(HostSession& session, cons
     }
     return true;
   };
-  ssh_event event = ssh_event_new();
-  session.add_to(event);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!all_settled() && std::chrono::steady_clock::now() < deadline && !stop::requested() &&
-         !session.closed()) {
-    ssh_event_dopoll(event, stop::wait_ms(100));
-  }
-  session.remove_from(event);
-  ssh_event_free(event);
+  poll_until(session, timeout, all_settled);
   if (stop::requested()) {
     return fail(stop::error("waiting for the preflight check"));
   }
