@@ -34,7 +34,10 @@ namespace {
 // before its `wait`, and the rank's end then waited out a whole period. Exits with the command's status, or dies
 // by the same signal, with core dumps off, so that sshd reports exit-signal.
 // dash ignores SIGINT in background jobs for good, so the command runs in the
-// foreground of a pipeline whose other side is the watcher.
+// foreground of a pipeline whose other side is the watcher. The helper that
+// sends KILL after grace runs in a session of its own too, ended as a group,
+// for the same reason (a shim whose rank died from TERM otherwise waited out
+// the whole grace before it exited).
 constexpr std::string_view k_script = R"SHIM(__ddl_ss=
 for __ddl_x in /usr/bin /bin /usr/sbin /sbin; do
   if [ -x "$__ddl_x/setsid" ]; then __ddl_ss=$__ddl_x/setsid; break; fi
@@ -112,7 +115,11 @@ __ddl_tk() { kill -s TERM -- "-$1" 2>/dev/null || kill -s TERM "$1" 2>/dev/null;
   __ddl_stop() {
     [ -n "$__ddl_k" ] && return
     __ddl_sig TERM
-    { trap __ddl_end TERM; __ddl_nap "$__ddl_grace"; __ddl_sig KILL; } </dev/null >/dev/null 2>&1 3<&- 4>&- 5>&- &
+    if [ -n "$__ddl_ss" ]; then
+      $__ddl_ss sh -c "sleep $__ddl_grace 2>/dev/null || sleep 1; kill -s KILL -- $__ddl_t 2>/dev/null || kill -s KILL $__ddl_p 2>/dev/null" </dev/null >/dev/null 2>&1 3<&- 4>&- 5>&- &
+    else
+      { trap __ddl_end TERM; __ddl_nap "$__ddl_grace"; __ddl_sig KILL; } </dev/null >/dev/null 2>&1 3<&- 4>&- 5>&- &
+    fi
     __ddl_k=$!
   }
   __ddl_act() {
@@ -140,7 +147,7 @@ __ddl_tk() { kill -s TERM -- "-$1" 2>/dev/null || kill -s TERM "$1" 2>/dev/null;
            elif [ -n "$__ddl_t" ]; then __ddl_act "$__ddl_x"; else __ddl_q="$__ddl_q $__ddl_x"; fi ;;
       exit)
         [ -n "$__ddl_d" ] && { kill -s KILL -- "-$__ddl_d" 2>/dev/null || kill -s KILL "$__ddl_d" 2>/dev/null; }
-        [ -n "$__ddl_k" ] && kill "$__ddl_k" 2>/dev/null && wait "$__ddl_k"
+        [ -n "$__ddl_k" ] && __ddl_tk "$__ddl_k" && wait "$__ddl_k"
         [ -n "$__ddl_f" ] && kill "$__ddl_f" 2>/dev/null
         [ -n "$__ddl_c" ] && __ddl_tk "$__ddl_c"
         if [ -n "$__ddl_ss" ] && kill -s 0 -- "$__ddl_t" 2>/dev/null; then
