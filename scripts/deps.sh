@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what ddl needs from Debian's archive. `build`: to build ddl (with
 # libpmix-dev's headers for the PMIx server); `test` (default): also the real
-# peers the test suite drives (sshd, OpenMPI, MPICH beside it (Debian's
+# peers the test suite drives (sshd, OpenMPI, MPICH and its headers beside it (Debian's
 # alternatives keep Open MPI's mpirun and mpicc, priority 50 to 40), mpi4py, PyTorch, clang for the
 # sanitizer and fuzzer builds, shells for completions, gdb for the watchdog's stack dumps, Slurm and munge for the
 # Slurm test bed, and the benches' peers: pdsh, hyperfine, iperf3).
@@ -11,7 +11,7 @@ build_pkgs=(cmake ninja-build g++ pkg-config ccache libcli11-dev libtomlplusplus
   libfmt-dev libspdlog-dev libssh-dev libssl-dev libre2-dev nlohmann-json3-dev catch2 openmpi-bin libopenmpi-dev
   libpmix-dev)
 test_pkgs=(clang libclang-rt-14-dev python3 python3-torch python3-mpi4py mpich openssh-server openssh-client
-  iproute2 iptables procps psmisc time groff man-db zsh fish bash-completion pdsh iperf3 hyperfine parallel gdb
+  libmpich-dev iproute2 iptables procps psmisc time groff man-db zsh fish bash-completion pdsh iperf3 hyperfine parallel gdb
   slurmctld slurmd slurm-client munge podman runc busybox-static util-linux)
 pkgs=("${build_pkgs[@]}")
 [[ $mode == test ]] && pkgs+=("${test_pkgs[@]}")
