@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh build
-scripts/build.sh
+scripts/build.sh ddl  # only what the quick start runs: not the unit tests
 build/ddl run examples/hello.toml
