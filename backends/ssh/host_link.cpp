@@ -185,12 +185,17 @@ void HostLink::reconnect_once() {
 
 // Every started rank's shim gets a beat line each period; a shim that hears
 // none for k_shim_heartbeat_misses periods (this host cut off) ends its rank.
+// The relay gets one too: without ranks (a restart's backoff) it would end
+// after k_relay_idle of silence, and the restart would need a new connection.
 void HostLink::send_heartbeats() {
   auto now = std::chrono::steady_clock::now();
   if (now < next_beat_) {
     return;
   }
   next_beat_ = now + k_shim_heartbeat_period;
+  if (relay_ && !relay_->closed()) {
+    relay_->beat();
+  }
   for (auto& [rank, entry] : channels_) {
     entry->channel->send(k_shim_beat_line);
   }
