@@ -24,6 +24,7 @@
 #include "src/render/frameworks/torch.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/file.hpp"
+#include "src/util/own_path.hpp"
 #include "src/util/phase_timer.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/net_resolve.hpp"
@@ -78,9 +79,11 @@ public:
       return {};
     }
     if (!job.log_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(job.log_dir, ec);
-      path_ = std::filesystem::absolute(job.log_dir, ec).string();
+      auto own = own_folder(job.log_dir, "log folder", true);
+      if (!own) {
+        return fail(own.error());
+      }
+      path_ = *own;
       return {};
     }
     path_ = make_private_dir("ddl-errors");

@@ -23,6 +23,7 @@
 #include "src/sweep/results.hpp"
 #include "src/sweep/runner.hpp"
 #include "src/util/log.hpp"
+#include "src/util/own_path.hpp"
 #include "src/util/process.hpp"
 #include "src/util/table.hpp"
 #include "src/util/text.hpp"
@@ -301,11 +302,26 @@ void print_results(const SweepOptions& opts, const std::string& dir, const std::
   std::fflush(stdout);
 }
 
+// The sweep's folder, and the trial folders already in it (a resume's) that
+// are to run again, checked before anything is written there.
+Result<void> own_sweep_folders(const std::string& dir, const std::vector<int>& todo) {
+  if (auto own = own_folder(dir, "sweep folder", true); !own) return fail(own.error());
+  for (int trial : todo) {
+    const std::string folder = dir + "/" + sweep::trial_folder(trial);
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(folder, ec))) continue;
+    if (auto own = own_folder(folder, "sweep folder", false); !own) return fail(own.error());
+  }
+  return {};
+}
+
 Result<int> run_sweep_command(SweepOptions opts) {
   auto overrides = start_command(opts.common);
   if (!overrides) return fail(overrides.error());
   std::optional<sweep::JournalState> journal_state;
   if (!opts.resume.empty()) {
+    // Another user's folder could hold a journal that runs their command as this user.
+    if (auto own = own_folder(opts.resume, "sweep folder", false); !own) return fail(own.error());
     auto state = sweep::read_journal(opts.resume);
     if (!state) return fail(state.error());
     journal_state = std::move(*state);
@@ -347,9 +363,7 @@ Result<int> run_sweep_command(SweepOptions opts) {
   }
   if (opts.dry_run) return print_dry_run(opts, config, trials, pool, todo);
 
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return fail(ExitCode::launch, fmt::format("cannot create the sweep directory {}: {}", dir, ec.message()));
+  if (auto own = own_sweep_folders(dir, todo); !own) return fail(own.error());
   auto journal = sweep::Journal::open(dir, !journal_state);
   if (!journal) return fail(journal.error());
   auto first = journal_state ? journal->append(Json{{"event", "resumed"}, {"trials", todo.size()}})
@@ -363,6 +377,9 @@ Result<int> run_sweep_command(SweepOptions opts) {
   std::unique_ptr<SshBroker> broker;
   if (hosts->backend == "ssh") {
     auto started = SshBroker::start(job->ssh, dir);
+    if (!started && started.error().code == ExitCode::usage) {
+      return fail(started.error());  // a folder someone else prepared
+    }
     if (!started) {
       print_warning(fmt::format("ddl sweep: {}; each trial connects to its hosts itself", started.error().message));
     } else {

@@ -26,6 +26,7 @@
 #include "backends/ssh/shim_probe.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "src/util/json.hpp"
+#include "src/util/own_path.hpp"
 #include "src/util/runtime_dir.hpp"
 
 namespace ddl {
@@ -439,11 +440,12 @@ Result<std::unique_ptr<SshBroker>> SshBroker::start(const SshSection& ssh, const
   auto impl = std::make_unique<Impl>();
   impl->ssh = ssh;
   impl->folder = dir + "/.ssh-broker";
-  std::error_code ec;
-  std::filesystem::create_directories(impl->folder, ec);
-  if (ec || ::chmod(impl->folder.c_str(), 0700) != 0) {
-    return fail(ExitCode::launch, fmt::format("cannot make {}: {}", impl->folder,
-                                              ec ? ec.message() : std::strerror(errno)));
+  auto own = own_folder(impl->folder, "sweep folder", true);
+  if (!own) {
+    return fail(own.error());
+  }
+  if (::chmod(own->c_str(), 0700) != 0) {
+    return fail(ExitCode::launch, fmt::format("cannot make {}: {}", impl->folder, std::strerror(errno)));
   }
   impl->socket = impl->folder + "/socket";
   if (impl->socket.size() >= 100) {

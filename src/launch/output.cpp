@@ -19,6 +19,7 @@
 
 #include "src/util/file.hpp"
 #include "src/util/json.hpp"
+#include "src/util/own_path.hpp"
 #include "src/util/rank_logs.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
@@ -74,10 +75,8 @@ Result<void> Output::begin_attempt(int attempt, int world_size) {
   if (options_.log_dir.empty()) {
     return {};
   }
-  std::error_code ec;
-  std::filesystem::create_directories(options_.log_dir, ec);
-  if (ec) {
-    return fail(ExitCode::usage, fmt::format("cannot create log directory {}: {}", options_.log_dir, ec.message()));
+  if (auto own = own_folder(options_.log_dir, "log folder", true); !own) {
+    return fail(own.error());
   }
   return open_logs(attempt, tags_.active() ? tags_.world_size() : world_size);
 }
@@ -92,13 +91,16 @@ Result<void> Output::open_logs(int attempt, int world_size) {
     log_paths_.push_back(paths);
     for (std::size_t s = 0; s < 2; ++s) {
       int& fd = log_fds_.back()[s];
-      fd = s == 1 && !options_.split_logs ? log_fds_.back()[0]
-                                          : ::open(paths[s].c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd < 0) {
-        std::string reason = std::strerror(errno);
-        close_logs();
-        return fail(ExitCode::usage, fmt::format("cannot write log file {}: {}", paths[s], reason));
+      if (s == 1 && !options_.split_logs) {
+        fd = log_fds_.back()[0];
+        continue;
       }
+      auto opened = open_own_file(paths[s], O_WRONLY | O_CREAT | O_TRUNC, "log file");
+      if (!opened) {
+        close_logs();
+        return fail(ExitCode::usage, opened.error().message);
+      }
+      fd = *opened;
     }
   }
   return {};

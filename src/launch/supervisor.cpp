@@ -17,6 +17,7 @@
 
 #include "src/util/duration.hpp"
 #include "src/util/file.hpp"
+#include "src/util/own_path.hpp"
 #include "src/util/phase_timer.hpp"
 #include "src/util/rank_list.hpp"
 #include "src/util/signal_names.hpp"
@@ -466,8 +467,11 @@ void report_hang(Output& output, const Attempt& run, const Gang& gang, const Sup
   output.message(text);
   if (!options.output.log_dir.empty()) {
     std::string path = fmt::format("{}/watchdog.attempt-{}.log", options.output.log_dir, gang.attempt());
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || !write_fully(fd, text)) {
+    auto opened = open_own_file(path, O_WRONLY | O_CREAT | O_TRUNC, "log file");
+    const int fd = opened ? *opened : -1;
+    if (!opened) {
+      output.message(fmt::format("ddl: {}\n", opened.error().message));
+    } else if (!write_fully(fd, text)) {
       output.message(fmt::format("ddl: cannot write {}: {}\n", path, std::strerror(errno)));
     }
     if (fd >= 0) {

@@ -7,14 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include <fmt/core.h>
 
 #include "src/util/json.hpp"
 #include "src/util/log.hpp"
+#include "src/util/own_path.hpp"
 #include "src/util/process.hpp"
 
 namespace ddl::sweep {
@@ -34,6 +33,9 @@ Journal& Journal::operator=(Journal&& other) noexcept {
 Journal::~Journal() { close_fd(fd_); }
 
 namespace {
+
+// A journal is a line per trial event: 1 GiB is far beyond any sweep's.
+constexpr std::size_t k_max_journal_bytes = std::size_t{1} << 30;
 
 // The whole file behind `fd`, from its start.
 Result<std::string> read_all(int fd, const std::string& path) {
@@ -80,11 +82,12 @@ Result<void> drop_torn_tail(int fd, const std::string& path) {
 Result<Journal> Journal::open(const std::string& dir, bool create) {
   Journal journal;
   journal.path_ = dir + "/" + k_journal_name;
-  const int flags = (create ? O_WRONLY | O_CREAT | O_EXCL : O_RDWR) | O_APPEND | O_CLOEXEC;
-  journal.fd_ = ::open(journal.path_.c_str(), flags, 0644);
-  if (journal.fd_ < 0) {
-    return fail(ExitCode::launch, fmt::format("cannot open {}: {}", journal.path_, std::strerror(errno)));
+  const int flags = (create ? O_WRONLY | O_CREAT | O_EXCL : O_RDWR) | O_APPEND;
+  auto opened = open_own_file(journal.path_, flags, "sweep journal");
+  if (!opened) {
+    return fail(opened.error());
   }
+  journal.fd_ = *opened;
   if (!create) {
     if (auto dropped = drop_torn_tail(journal.fd_, journal.path_); !dropped) {
       return fail(dropped.error());
@@ -115,13 +118,14 @@ Result<void> Journal::append(Json record) {
 
 Result<JournalState> read_journal(const std::string& dir) {
   const std::string path = dir + "/" + k_journal_name;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto read = read_own_file(path, "sweep journal", k_max_journal_bytes);
+  if (!read && read.error().code == ExitCode::launch) {
     return fail(ExitCode::usage, fmt::format("{}: no sweep journal there ({})", dir, std::strerror(errno)));
   }
-  std::stringstream whole;
-  whole << in.rdbuf();
-  const std::string text = whole.str();
+  if (!read) {
+    return fail(read.error());
+  }
+  const std::string text = std::move(*read);
   JournalState state;
   int number = 0;
   // Whole lines only: a last line without its newline was torn by a crash.

@@ -21,6 +21,7 @@
 #include "src/sweep/metric.hpp"
 #include "src/util/file.hpp"
 #include "src/util/log.hpp"
+#include "src/util/own_path.hpp"
 #include "src/util/process.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
@@ -160,8 +161,11 @@ Result<void> Scheduler::start_ready() {
 Result<void> Scheduler::start(Pending pending, Placement placement) {
   const Trial& trial = trials_.at(static_cast<std::size_t>(pending.trial));
   const std::string dir = trial_dir(trial.index);
+  if (auto own = own_folder(dir, "sweep folder", true); !own) {
+    pool_.release(placement);
+    return fail(own.error());
+  }
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
   for (const char* stale : {"metrics.json", k_result_name}) {
     std::filesystem::remove(dir + "/" + stale, ec);
   }
@@ -173,10 +177,12 @@ Result<void> Scheduler::start(Pending pending, Placement placement) {
     return written;
   }
   Running run{std::move(pending), std::move(placement), -1, -1, -1, -1, -1, Clock::now(), std::nullopt};
-  run.log_fd = ::open((dir + "/output.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (run.log_fd < 0) {
-    return fail(ExitCode::launch, fmt::format("cannot write {}/output.log: {}", dir, std::strerror(errno)));
+  auto log = open_own_file(dir + "/output.log", O_WRONLY | O_CREAT | O_APPEND, "sweep file");
+  if (!log) {
+    pool_.release(run.placement);
+    return fail(log.error());
   }
+  run.log_fd = *log;
   const std::string hosts = host_names(pool_, run.placement);
   std::string header = fmt::format("--- ddl sweep: trial {} attempt {} on {} ({})\n", trial.index,
                                    run.pending.attempt + 1, hosts, describe(trial));

@@ -16,6 +16,7 @@
 #include "src/job/limits.hpp"
 #include "src/sweep/results.hpp"
 #include "src/util/file.hpp"
+#include "src/util/own_path.hpp"
 
 namespace ddl::sweep {
 
@@ -266,12 +267,21 @@ Json request_json(const TrialRequest& request) {
 }
 
 Result<TrialRequest> read_request(const std::string& path) {
-  CappedRead file = read_capped(path, k_max_request_bytes);
-  if (file.status != CappedRead::Status::ok) {
-    return fail(ExitCode::usage, fmt::format("{}: cannot read the trial request{}", path,
-                                             file.error != 0 ? ": " + std::string(std::strerror(file.error)) : ""));
+  // A request says what runs, as this user: only from a folder no one else can change.
+  const std::size_t slash = path.rfind('/');
+  if (auto own = own_folder(slash == std::string::npos ? "." : path.substr(0, slash + (slash == 0)), "trial folder",
+                            false);
+      !own) {
+    return fail(own.error());
   }
-  Json doc = Json::parse(file.text, nullptr, false);
+  auto file = read_own_file(path, "trial request", k_max_request_bytes);
+  if (!file && file.error().code == ExitCode::usage) {
+    return fail(file.error());
+  }
+  if (!file) {
+    return fail(ExitCode::usage, fmt::format("{}: cannot read the trial request: {}", path, file.error().message));
+  }
+  Json doc = Json::parse(*file, nullptr, false);
   try {
     if (doc.is_discarded()) {
       throw BadDocument("not JSON");
@@ -352,11 +362,11 @@ Json result_json(const TrialResult& result) {
 }
 
 std::optional<TrialResult> read_result(const std::string& path) {
-  CappedRead file = read_capped(path, k_max_result_bytes);
-  if (file.status != CappedRead::Status::ok) {
+  auto file = read_own_file(path, "trial result", k_max_result_bytes);
+  if (!file) {
     return std::nullopt;
   }
-  Json doc = Json::parse(file.text, nullptr, false);
+  Json doc = Json::parse(*file, nullptr, false);
   try {
     check_version(doc);
     TrialResult result;
@@ -383,10 +393,11 @@ Result<void> write_json_file(const std::string& path, const Json& doc) {
   auto problem = [&](const std::string& what) {
     return fail(ExitCode::launch, fmt::format("cannot write {}: {}: {}", path, what, std::strerror(errno)));
   };
-  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return problem("open");
+  auto opened = open_own_file(temporary, O_WRONLY | O_CREAT | O_TRUNC, "sweep file");
+  if (!opened) {
+    return fail(opened.error());
   }
+  const int fd = *opened;
   std::size_t done = 0;
   while (done < text.size()) {
     ssize_t wrote = ::write(fd, text.data() + done, text.size() - done);

@@ -43,7 +43,7 @@ kill "$holder" 2>/dev/null || true
 expect_none_left 3
 
 # 4. --log-dir runs out of space (a 1 MiB tmpfs): said once, exit 3 only when strict.
-if [[ $(id -u) == 0 ]] && mkdir "$t/logs" && mount -t tmpfs -o size=1m tmpfs "$t/logs" 2>/dev/null; then
+if [[ $(id -u) == 0 ]] && mkdir "$t/logs" && mount -t tmpfs -o size=1m,mode=0755 tmpfs "$t/logs" 2>/dev/null; then
   trap 'umount "$t/logs" 2>/dev/null; cleanup_marked; rm -rf "$t"' EXIT
   spill='head -c 3000000 /dev/zero | tr "\0" "y" | fold -w 100'
   expect_exit 0 timeout -k 5 30 "$DDL" run --np 1 --log-dir "$t/logs" -- sh -c "$spill"
