@@ -126,6 +126,14 @@ as_other ln -s "$t/rootfile" "$logs/rank-0.attempt-0.log"
 chmod 755 "$logs"
 refused "log file $logs/rank-0.attempt-0.log is a symbolic link owned by $owner; refusing" \
   "$DDL" run --log-dir "$logs" -- sh -c "echo rank >>$t/ran"
+# A file of the other user's left in it: neither truncated nor written.
+chmod 777 "$logs"
+rm "$logs/rank-0.attempt-0.log"
+as_other sh -c "echo theirs >'$logs/rank-0.attempt-0.log'"
+chmod 755 "$logs"
+refused "log file $logs/rank-0.attempt-0.log is owned by $owner, not by you (uid 0 (root)); refusing" \
+  "$DDL" run --log-dir "$logs" -- sh -c "echo rank >>$t/ran"
+[[ $(cat "$logs/rank-0.attempt-0.log") == theirs ]] || fail "the other user's file was written"
 refused "log folder $shared/link is a symbolic link owned by $owner; refusing" \
   "$DDL" run --log-dir "$shared/link" -- sh -c "echo rank >>$t/ran"
 refused "log folder $d/logs: $d is owned by $owner, not by you or root; refusing" \
