@@ -81,7 +81,7 @@ public:
     if (!job.log_dir.empty()) {
       auto own = own_folder(job.log_dir, "log folder", true);
       if (!own) {
-        return fail(own.error());
+        return fail(ExitCode::usage, own.error().message);
       }
       path_ = *own;
       return {};

@@ -76,7 +76,7 @@ Result<void> Output::begin_attempt(int attempt, int world_size) {
     return {};
   }
   if (auto own = own_folder(options_.log_dir, "log folder", true); !own) {
-    return fail(own.error());
+    return fail(ExitCode::usage, own.error().message);  // a log folder that cannot be made is the user's to fix
   }
   return open_logs(attempt, tags_.active() ? tags_.world_size() : world_size);
 }
