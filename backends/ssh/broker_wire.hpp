@@ -17,6 +17,9 @@
 //   data    bytes for the channel's stdin
 //   eof     the channel's stdin ends
 //   close   the trial is done with the channel (it is closed if still open)
+//   hold / release   stop reading the channel's output (its sender waits,
+//           as on a full ssh window), then read it again: what the broker
+//           sends its relay while a trial reads slower than its rank writes
 // broker -> trial
 //   ready / refused   channel 0; the answer to hello (refused: why, one line)
 //   opened / open_failed   the answer to open (open_failed: why)
@@ -49,6 +52,8 @@ enum class Type : std::uint8_t {
   data = 3,
   eof = 4,
   close = 5,
+  hold = 6,
+  release = 7,
   ready = 16,
   refused = 17,
   opened = 18,

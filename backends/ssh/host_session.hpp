@@ -42,6 +42,10 @@ public:
   // What the channel does from now on goes to `listener` (ddl's relay
   // taking over a shim's channel).
   virtual void relisten(ChannelListener& listener) = 0;
+  // Stops passing the command's output on while `held` (its sender then
+  // waits), then passes it on again. Only ddl's relay's channels hold; the
+  // others go on.
+  virtual void hold_output(bool /*held*/) {}
 };
 
 class HostSession {

@@ -40,6 +40,7 @@ struct Command final : ChildEvents {
 
   Relay& relay;
   std::uint32_t id;
+  pid_t pid = -1;
   int in = -1;
   std::string pending_in;   // for its stdin, not yet taken
   bool eof_wanted = false;  // close stdin once pending_in is written
@@ -113,6 +114,7 @@ void Relay::open(std::uint32_t id, const std::string& command) {
     return;
   }
   auto started = std::make_unique<Command>(*this, id);
+  started->pid = spawned.child.pid;
   started->in = spawned.child.in_fd;
   ::fcntl(started->in, F_SETFL, ::fcntl(started->in, F_GETFL) | O_NONBLOCK);
   send(broker::Type::opened, id);
@@ -163,6 +165,10 @@ void Relay::handle(const broker::Frame& frame) {
   case broker::Type::eof:
     command.eof_wanted = true;
     break;
+  case broker::Type::hold:
+  case broker::Type::release:
+    children_.hold_output(command.pid, frame.type == broker::Type::hold);
+    return;
   default:
     return;
   }

@@ -51,6 +51,12 @@ public:
   }
   bool is_open() const override { return opened_ && !closed_ && !session_.closed(); }
   void relisten(ChannelListener& listener) override { listener_ = &listener; }
+  void hold_output(bool held) override {
+    if (is_open() && held != held_) {
+      held_ = held;
+      session_.send(held ? broker::Type::hold : broker::Type::release, id_);
+    }
+  }
 
   void receive(const broker::Frame& frame) {
     if (frame.type == broker::Type::open_failed) {
@@ -69,6 +75,7 @@ private:
   ChannelListener* listener_;
   bool opened_ = false;
   bool closed_ = false;
+  bool held_ = false;
 };
 
 namespace {

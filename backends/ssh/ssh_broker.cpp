@@ -14,7 +14,9 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
@@ -46,6 +48,12 @@ int drain_wake(socket_t fd, int, void*) {
 
 // A trial's unix connection for one host, and the channels it opened.
 struct Client;
+
+// What the broker keeps for a trial that reads slower than its ranks write:
+// past k_out_held its channels' output is held (their senders wait, as on a
+// full ssh window), and passed on again below k_out_released.
+constexpr std::size_t k_out_held = 1 << 20;
+constexpr std::size_t k_out_released = 256 << 10;
 
 // One channel of the host's connection, relayed to the client that opened it.
 struct Relayed final : ChannelListener {
@@ -82,9 +90,22 @@ struct Client {
     }
   }
 
+  // Holds its channels' output while `out` is over k_out_held, until it is
+  // under k_out_released.
+  void hold_or_release() {
+    bool hold = held ? out.size() >= k_out_released : out.size() > k_out_held;
+    if (hold != held) {
+      held = hold;
+      for (auto& [id, relay] : relays) {
+        relay->channel->hold_output(held);
+      }
+    }
+  }
+
   int fd;
   broker::FrameReader reader;
   std::string out;
+  bool held = false;
   bool dead = false;
   std::map<std::uint32_t, std::unique_ptr<Relayed>> relays;
 };
@@ -246,7 +267,12 @@ void HostBroker::handle(Client& client, const broker::Frame& frame) {
   Relayed* relay = found != client.relays.end() ? found->second.get() : nullptr;
   switch (frame.type) {
   case broker::Type::open: {
-    if (relay != nullptr || !session_) {
+    if (relay != nullptr) {
+      client.queue(broker::Type::open_failed, frame.channel,
+                   fmt::format("cannot open channel {}: it is open already", frame.channel));
+      return;
+    }
+    if (!session_) {
       client.queue(broker::Type::open_failed, frame.channel, "cannot open a channel: the connection is lost");
       return;
     }
@@ -257,6 +283,7 @@ void HostBroker::handle(Client& client, const broker::Frame& frame) {
       return;
     }
     client.queue(broker::Type::opened, frame.channel);
+    opened->channel->hold_output(client.held);
     client.relays[frame.channel] = std::move(opened);
     return;
   }
@@ -328,6 +355,7 @@ void HostBroker::run() {
       receive(client);
       std::erase_if(client.relays, [](const auto& entry) { return entry.second->done; });
       client.flush();
+      client.hold_or_release();
       if (client.dead) {
         drop(client);
       }
@@ -369,6 +397,17 @@ Result<Host> hello_host(const std::string& bytes) {
 
 } // namespace
 
+// A connection accepted and not yet greeted: its hello is awaited beside
+// the others' (one silent trial holds up no other) for k_hello_wait at most.
+struct Arriving {
+  int fd = -1;
+  broker::FrameReader reader;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+constexpr std::chrono::seconds k_hello_wait{5};
+constexpr std::size_t k_max_arriving = 256;  // the oldest is refused past that
+
 struct SshBroker::Impl {
   SshSection ssh;
   std::string folder;
@@ -377,36 +416,28 @@ struct SshBroker::Impl {
   int wake_fd = wake_new();
   std::atomic<bool> stopping{false};
   std::map<std::string, std::unique_ptr<HostBroker>> hosts;  // accept thread's
+  std::deque<Arriving> arriving;                             // accept thread's
   std::thread thread;
 
   void accept_loop();
-  void greet(int fd);
+  void accept_one();
+  // Reads what `waiting` sent; true when it is done with (greeted or refused).
+  bool read_hello(Arriving& waiting);
+  void greet(Arriving& waiting, std::optional<broker::Frame> hello);
 };
 
-// Reads the hello (bounded: one trial cannot hold up the others long),
-// then hands the connection to its host's thread.
-void SshBroker::Impl::greet(int fd) {
-  broker::FrameReader reader;
-  std::optional<broker::Frame> hello;
-  for (int tries = 0; tries < 50 && !hello && !reader.bad(); ++tries) {
-    pollfd ready{fd, POLLIN, 0};
-    if (::poll(&ready, 1, 100) <= 0) {
-      continue;
-    }
-    char buffer[4096];
-    ssize_t got = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
-    if (got <= 0) {
-      break;
-    }
-    reader.feed(std::string_view(buffer, static_cast<std::size_t>(got)));
-    hello = reader.next();
-  }
+static void refuse(int fd, const std::string& why) {
+  std::string refused = broker::encode(broker::Type::refused, 0, why);
+  [[maybe_unused]] ssize_t ignored = ::send(fd, refused.data(), refused.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ::close(fd);
+}
+
+// Hands a connection whose hello named a host to that host's thread.
+void SshBroker::Impl::greet(Arriving& waiting, std::optional<broker::Frame> hello) {
   auto host = hello && hello->type == broker::Type::hello ? hello_host(hello->bytes)
                                                           : Result<Host>(fail(ExitCode::launch, "no hello"));
   if (!host) {
-    std::string refused = broker::encode(broker::Type::refused, 0, host.error().message);
-    [[maybe_unused]] ssize_t ignored = ::send(fd, refused.data(), refused.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-    ::close(fd);
+    refuse(waiting.fd, host.error().message);
     return;
   }
   std::string key = fmt::format("{}@{}:{}", host->user, host->address, host->port.value_or(0));
@@ -414,25 +445,80 @@ void SshBroker::Impl::greet(int fd) {
   if (!broker) {
     broker = std::make_unique<HostBroker>(ssh, std::move(*host));
   }
-  broker->adopt(fd, std::move(reader));
+  broker->adopt(waiting.fd, std::move(waiting.reader));
+}
+
+bool SshBroker::Impl::read_hello(Arriving& waiting) {
+  char buffer[4096];
+  ssize_t got = ::recv(waiting.fd, buffer, sizeof buffer, MSG_DONTWAIT);
+  if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+    return false;
+  }
+  if (got <= 0) {
+    ::close(waiting.fd);
+    return true;
+  }
+  waiting.reader.feed(std::string_view(buffer, static_cast<std::size_t>(got)));
+  auto hello = waiting.reader.next();
+  if (!hello && !waiting.reader.bad()) {
+    return false;
+  }
+  greet(waiting, std::move(hello));
+  return true;
+}
+
+void SshBroker::Impl::accept_one() {
+  int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) {
+    return;
+  }
+  if (peer_uid(fd) != ::geteuid()) {
+    ::close(fd);
+    return;
+  }
+  if (arriving.size() >= k_max_arriving) {
+    refuse(arriving.front().fd, "no hello: too many connections wait for theirs");
+    arriving.pop_front();
+  }
+  arriving.push_back(Arriving{fd, {}, std::chrono::steady_clock::now() + k_hello_wait});
 }
 
 void SshBroker::Impl::accept_loop() {
+  std::vector<pollfd> fds;
   while (!stopping) {
-    pollfd fds[2] = {{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
-    if (::poll(fds, 2, 1000) <= 0 || stopping) {
-      continue;
+    fds.assign({{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}});
+    for (const Arriving& waiting : arriving) {
+      fds.push_back({waiting.fd, POLLIN, 0});
     }
-    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) {
-      continue;
+    int ready = ::poll(fds.data(), fds.size(), arriving.empty() ? 1000 : 100);
+    if (stopping) {
+      break;
     }
-    if (peer_uid(fd) != ::geteuid()) {
-      ::close(fd);
-      continue;
+    auto now = std::chrono::steady_clock::now();
+    std::deque<Arriving> still;
+    for (std::size_t i = 0; i < arriving.size(); ++i) {
+      Arriving& waiting = arriving[i];
+      bool readable = ready > 0 && fds[i + 2].revents != 0;
+      if (readable && read_hello(waiting)) {
+        continue;
+      }
+      if (now >= waiting.deadline) {
+        refuse(waiting.fd, "no hello");
+        continue;
+      }
+      still.push_back(std::move(waiting));
     }
-    greet(fd);
+    arriving.swap(still);
+    // All that wait (the listen backlog is short), a bounded number per round.
+    pollfd listening{listen_fd, POLLIN, 0};
+    for (int taken = 0; taken < 64 && ::poll(&listening, 1, 0) > 0; ++taken) {
+      accept_one();
+    }
   }
+  for (Arriving& waiting : arriving) {
+    ::close(waiting.fd);
+  }
+  arriving.clear();
   hosts.clear();
 }
 

@@ -138,6 +138,24 @@ void ProcessSet::close_pipes(pid_t pid) {
   }
 }
 
+void ProcessSet::hold_output(pid_t pid, bool held) {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, entry] : entries_) {
+    if (entry->pid != pid) {
+      continue;
+    }
+    for (int which : {k_stdout, k_stderr}) {
+      int fd = entry->fds[static_cast<std::size_t>(which)];
+      epoll_event event{};
+      event.events = EPOLLIN;
+      event.data.u64 = tag_of(id, which);
+      if (fd >= 0) {  // removed, not masked: a closed pipe's HUP would wake every round
+        ::epoll_ctl(epoll_fd_, held ? EPOLL_CTL_DEL : EPOLL_CTL_ADD, fd, &event);
+      }
+    }
+  }
+}
+
 // Call with mutex_ held.
 void ProcessSet::close_stream(Entry& entry, int which) {
   int& fd = entry.fds[static_cast<std::size_t>(which)];

@@ -72,6 +72,10 @@ public:
   // Stops reading the child's pipes: it ends once it has exited. From the
   // thread that runs the set.
   void close_pipes(pid_t pid);
+  // Stops reading the child's pipes while `held` (they fill, and the child
+  // waits on its writes), then reads them again. From the thread that runs
+  // the set.
+  void hold_output(pid_t pid, bool held);
 
 private:
   struct Entry;
