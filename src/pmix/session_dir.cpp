@@ -2,6 +2,7 @@
 #include "src/pmix/session_dir.hpp"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include <fmt/core.h>
+
+#include "src/util/process.hpp"
 
 namespace ddl::pmix {
 
@@ -73,12 +76,33 @@ Result<SessionDir> SessionDir::create(const std::string& host) {
       return fail(made.error());
     }
   }
+  dir.start_remover();
   return dir;
+}
+
+// Best effort: without it (no /bin/sh) only a SIGKILL leaves the folders.
+void SessionDir::start_remover() {
+  SpawnSpec spec;
+  spec.program = "/bin/sh";
+  spec.argv = {"sh", "-c", "exec >/dev/null 2>&1; cat; exec rm -rf -- \"$@\"", "ddl-pmix-remover", path_, shm_};
+  spec.env = environment_with({});
+  spec.stdin_pipe = true;
+  spec.group = ProcessGroup::new_session;  // not ended with the job's group
+  spec.ignore_sigpipe = true;
+  SpawnResult spawned = spawn_process(spec);
+  if (!spawned) {
+    return;
+  }
+  close_fd(spawned.child.out_fd);
+  close_fd(spawned.child.err_fd);
+  remover_fd_ = spawned.child.in_fd;
+  remover_pid_ = spawned.child.pid;
 }
 
 SessionDir::SessionDir(SessionDir&& other) noexcept
     : path_(std::exchange(other.path_, {})), nsdir_(std::exchange(other.nsdir_, {})),
-      shm_(std::exchange(other.shm_, {})) {}
+      shm_(std::exchange(other.shm_, {})), remover_fd_(std::exchange(other.remover_fd_, -1)),
+      remover_pid_(std::exchange(other.remover_pid_, -1)) {}
 
 SessionDir& SessionDir::operator=(SessionDir&& other) noexcept {
   if (this != &other) {
@@ -86,6 +110,8 @@ SessionDir& SessionDir::operator=(SessionDir&& other) noexcept {
     path_ = std::exchange(other.path_, {});
     nsdir_ = std::exchange(other.nsdir_, {});
     shm_ = std::exchange(other.shm_, {});
+    remover_fd_ = std::exchange(other.remover_fd_, -1);
+    remover_pid_ = std::exchange(other.remover_pid_, -1);
   }
   return *this;
 }
@@ -101,6 +127,12 @@ void SessionDir::remove() {
   if (!path_.empty()) {
     std::filesystem::remove_all(path_, ignored);
     path_.clear();
+  }
+  close_fd(remover_fd_);  // nothing left for it to remove: it ends
+  if (remover_pid_ > 0) {
+    while (::waitpid(remover_pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    remover_pid_ = -1;
   }
 }
 

@@ -16,7 +16,10 @@ namespace ddl::pmix {
 // hostname, job and local rank (/dev/shm/vader_segment.HOST.JOB.LOCAL), so two
 // hosts of one job on one machine would map each other's segments unless each
 // host has a folder of its own; ddl's removal also takes the segments a
-// crashed rank leaves.
+// crashed rank leaves. However this process ends (SIGKILL with its job's
+// process group included), a remover in a session of its own removes both
+// folders once it has gone: it waits for EOF on a pipe only this process
+// writes to.
 class SessionDir {
 public:
   // ExitCode::launch when the folder cannot be made.
@@ -36,9 +39,12 @@ public:
 
 private:
   void remove();
+  void start_remover();
   std::string path_;
   std::string nsdir_;
   std::string shm_;
+  int remover_fd_ = -1;  // its stdin: closed, it removes what is left and ends
+  int remover_pid_ = -1;
 };
 
 } // namespace ddl::pmix
