@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/child_process.hpp"
+#include "backends/launcher_command.hpp"
+#include "src/launch/stdin_feed.hpp"
 #include "src/util/file.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
@@ -88,6 +90,12 @@ void LauncherBackend::run(LauncherCommand command, RankEvents& events) {
     return;
   }
   pid_ = child->pid;
+  // The launcher forwards its stdin to the ranks its --stdin/--input names.
+  if (launcher_stdin_target(launches_) != "none") {
+    attach_stdin(-1, fd_stdin_sink(child->in_fd));
+    start_stdin();  // the one sink, attached after the gang's start() returned
+    child->in_fd = -1;
+  }
   close_fd(child->in_fd);
   for (int rank = 0; rank < world; ++rank) {
     events.started(rank, child->pid);

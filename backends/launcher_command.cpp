@@ -110,4 +110,20 @@ std::string launcher_words(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string launcher_stdin_target(std::span<const RankLaunch> launches) {
+  std::vector<int> readers;
+  for (const auto& launch : launches) {
+    if (launch.reads_stdin) {
+      readers.push_back(launch.rank);
+    }
+  }
+  if (readers.empty()) {
+    return "none";
+  }
+  if (readers.size() == 1) {
+    return std::to_string(readers.front());
+  }
+  return "all";
+}
+
 } // namespace ddl

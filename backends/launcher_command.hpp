@@ -45,6 +45,10 @@ Result<GangEnv> split_gang_env(std::span<const RankLaunch> launches,
 // workdir, or "" (the launcher's own default) when the job named none.
 std::string launcher_workdir(std::span<const RankLaunch> launches);
 
+// The ranks that read ddl's stdin (RankLaunch::reads_stdin), as launchers
+// spell them (mpirun --stdin, srun --input): "none", "all" or one rank "R".
+std::string launcher_stdin_target(std::span<const RankLaunch> launches);
+
 // The rank script: the sh program every rank runs under the launcher, as
 // `sh -c SCRIPT ddl-rank COMMAND...`.
 struct RankScript {

@@ -23,7 +23,8 @@ namespace {
 // (shim_exec_request: run in the shim's own shell, which they may replace),
 // then reads a
 // length-prefixed payload (shim_payload) from stdin, then starts the command
-// in a new session and watches stdin: control lines signal the group, EOF or
+// in a new session and watches stdin: "in N" frames carry N bytes for the
+// command's stdin (a FIFO, with __ddl_in; "ineof" closes it), control lines signal the group, EOF or
 // "stop" ends it (TERM, grace, KILL), and so does the launcher's silence: with
 // a heartbeat period, a ticker counts periods, a "beat" line resets the count,
 // and __ddl_hbn periods without one end the group as EOF would (a host cut
@@ -77,7 +78,10 @@ case $__ddl_n in *[!0-9]*|"") exit 125 ;; esac
 __ddl_pl=$(dd bs=1 count="$__ddl_n" 2>/dev/null) || exit 125
 eval "$__ddl_pl" || exit 125
 exec 3<&0 4>&1 5>&2 </dev/null
-__ddl_c=
+__ddl_c= __ddl_fi=
+if [ -n "${__ddl_in:-}" ]; then
+  __ddl_fi=$(mktemp -d 2>/dev/null) && __ddl_fi=$__ddl_fi/in && mkfifo -m 600 "$__ddl_fi" || exit 125
+fi
 __ddl_nap() {
   sleep "$1" 2>/dev/null & wait $! && return 0
   sleep 1 & wait $!
@@ -85,7 +89,15 @@ __ddl_nap() {
 __ddl_end() { kill $! 2>/dev/null; wait; exit 0; }
 __ddl_tk() { kill -s TERM -- "-$1" 2>/dev/null || kill -s TERM "$1" 2>/dev/null; }
 {
-  { while read -r __ddl_l <&3; do echo "ctl $__ddl_l"; done; echo eof; } 2>/dev/null &
+  {
+    [ -n "$__ddl_fi" ] && exec 6>"$__ddl_fi"
+    while read -r __ddl_l <&3; do
+      case $__ddl_l in
+        "in "*) dd bs=1 count="${__ddl_l#in }" <&3 2>/dev/null | { [ -n "$__ddl_fi" ] && cat >&6 || cat >/dev/null; } ;;
+        ineof) [ -n "$__ddl_fi" ] && exec 6>&-; __ddl_fi= ;;
+        *) echo "ctl $__ddl_l" ;;
+      esac
+    done; echo eof; } 2>/dev/null &
   echo "fwd $!"
   if [ "${__ddl_hb:-0}" != 0 ]; then
     if [ -n "$__ddl_ss" ]; then
@@ -100,6 +112,7 @@ __ddl_tk() { kill -s TERM -- "-$1" 2>/dev/null || kill -s TERM "$1" 2>/dev/null;
     read -r __ddl_me __ddl_x </proc/self/stat 2>/dev/null || __ddl_me=$(exec sh -c "echo \$PPID")
     echo "pid $__ddl_me"
     exec 3<&- >&4 4>&- 2>&5 5>&-
+    if [ -n "$__ddl_fi" ]; then exec <"$__ddl_fi"; rm -f "$__ddl_fi"; rmdir "${__ddl_fi%/in}"; fi
     echo "ddl-shim: pid $__ddl_me" >&2
     cd -- "$__ddl_dir" || exit 126
     __ddl_env
@@ -261,7 +274,8 @@ Result<std::string> shim_payload(const ShimJob& job) {
     problems += "the workdir holds a NUL byte\n";
   }
   body += "__ddl_grace=" + seconds_text(job.grace) + "\n";
-  body += fmt::format("__ddl_hb={}\n__ddl_hbn={}\n", seconds_text(job.heartbeat), k_shim_heartbeat_misses);
+  body += fmt::format("__ddl_hb={}\n__ddl_hbn={}\n__ddl_in={}\n", seconds_text(job.heartbeat),
+                      k_shim_heartbeat_misses, job.reads_stdin ? "1" : "");
   body += "__ddl_env() {\n";
   for (const auto& [name, value] : job.env) {
     if (!valid_env_name(name)) {
@@ -285,6 +299,8 @@ Result<std::string> shim_payload(const ShimJob& job) {
   }
   return fmt::format("{}\n{}", body.size(), body);
 }
+
+std::string shim_stdin_frame(std::string_view bytes) { return fmt::format("in {}\n{}", bytes.size(), bytes); }
 
 std::optional<std::string> shim_signal_line(int signo) {
   if (std::ranges::find(k_forwarded, signo) == std::end(k_forwarded)) {

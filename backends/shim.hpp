@@ -11,7 +11,8 @@
 //      group, k_shim_stop_line (or close stdin) to end it: TERM, then KILL
 //      after grace. EOF of stdin (the launcher died) ends it the same way;
 //      with a heartbeat period (ShimJob::heartbeat), write k_shim_beat_line
-//      every period once the payload is sent: after k_shim_heartbeat_misses
+//      every period once the payload is sent (and, for a rank that reads
+//      ddl's stdin, shim_stdin_frame(BYTES) and k_shim_stdin_eof_line): after k_shim_heartbeat_misses
 //      periods without one (the host is cut off from the launcher, which
 //      never gives EOF) the shim ends the rank the same way too;
 //   4. its stderr starts with "ddl-shim: pid N\n" (ShimStderr strips it);
@@ -60,6 +61,7 @@ struct ShimJob {
   std::vector<std::string> argv;  // not empty
   Millis grace{10'000};           // between TERM and KILL when stopping
   Millis heartbeat{0};            // k_shim_heartbeat_period for ranks; 0: none
+  bool reads_stdin = false;       // its stdin is fed by shim_stdin_frame; else /dev/null
 };
 
 // Ranks get a heartbeat line every period; the shim ends the rank after
@@ -98,6 +100,12 @@ std::optional<std::string> shim_signal_line(int signo);
 // The watchdog's dump, "dump TOOL SECONDS" (stack_dump_line): the shim runs
 // the stack dumper on the rank in a session of its own, its output on the
 // rank's stderr; the session is killed when the rank exits.
+
+// Bytes for the rank's stdin (ShimJob::reads_stdin), as one frame for the
+// shim's stdin: "in N\n" and the N bytes; k_shim_stdin_eof_line ends them
+// (the rank reads EOF). A shim whose rank does not read stdin drops them.
+std::string shim_stdin_frame(std::string_view bytes);
+inline constexpr std::string_view k_shim_stdin_eof_line = "ineof\n";
 
 // Ends the rank like EOF does, but keeps the channel for its exit status.
 inline constexpr std::string_view k_shim_stop_line = "stop\n";

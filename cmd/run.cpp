@@ -168,6 +168,11 @@ Result<int> plan_and_launch(JobSpec& job, const LaunchAsk& ask, LaunchOptions la
     return fail(ExitCode::usage, "--output-ranks: not available with --mpi pmix (ddl supervises one "
                                  "worker per host there, and each line already names its rank)");
   }
+  if (job.stdin_ranks.kind == StdinRanks::Kind::one && job.stdin_ranks.rank >= planned->plan.world_size) {
+    const int world = planned->plan.world_size;
+    return fail(ExitCode::usage, fmt::format("--stdin: rank {} is not in this job of {} rank{} (0-{})",
+                                             job.stdin_ranks.rank, world, world == 1 ? "" : "s", world - 1));
+  }
   if (ask.dry_run) {
     return print_dry_run(job, *planned, *pmix, ask.json);
   }
@@ -284,6 +289,8 @@ void add_run(CLI::App& app, Command& selected) {
                 "Exit 3 when a rank log cannot be written (a full disk); else a warning");
   sub->add_option("--output-ranks", opts->common.overrides.output_ranks,
                   "Show only these ranks' output, e.g. 0,3-4 (the others go only to --log-dir)");
+  sub->add_option("--stdin", opts->common.overrides.stdin_ranks,
+                  "Which ranks read ddl's stdin: a rank (default 0), all or none (as mpirun --stdin)");
   sub->add_option("--prefix", opts->common.overrides.prefix,
                   "Prefix of each rank line: {rank} {host} {local_rank} {attempt} {partial}; default \"[{rank}{partial}] \"");
   sub->add_flag("--timestamps", opts->common.overrides.timestamps, "Print a UTC time before each rank line");

@@ -13,6 +13,7 @@
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/kubernetes/kubectl_stderr.hpp"
 #include "backends/shim.hpp"
+#include "src/launch/stdin_feed.hpp"
 #include "backends/stack_dump.hpp"
 #include "src/util/file.hpp"
 #include "src/util/signals.hpp"
@@ -135,7 +136,8 @@ std::string KubernetesBackend::preflight_passed(const Plan& plan) {
 }
 
 Result<void> KubernetesBackend::start_rank(const RankLaunch& launch, RankEvents& events) {
-  ShimJob job{launch.env, pod_workdir(launch), launch.argv, launch.grace, k_shim_heartbeat_period};
+  ShimJob job{launch.env, pod_workdir(launch), launch.argv, launch.grace, k_shim_heartbeat_period,
+              launch.reads_stdin};
   auto payload = shim_payload(job);
   if (!payload) {
     return fail(payload.error());
@@ -157,6 +159,13 @@ Result<void> KubernetesBackend::start_rank(const RankLaunch& launch, RankEvents&
     start_heartbeat();
   }
   events.started(launch.rank, child->pid);
+  if (launch.reads_stdin) {
+    attach_stdin(launch.rank, {[this, raw](std::string_view bytes) {
+                                 write_control(*raw, shim_stdin_frame(bytes), false);
+                                 return true;
+                               },
+                               [this, raw] { write_control(*raw, k_shim_stdin_eof_line, false); }});
+  }
   int id = launch.rank;
   std::string pod = launch.host.name;
   raw->pump = std::thread([raw, id, pod, spawned = *child, &events]() mutable {
@@ -253,6 +262,7 @@ void KubernetesBackend::shutdown() {
   stop_heartbeat();
   std::lock_guard lock(ranks_mutex_);
   for (auto& [id, rank] : ranks_) {
+    detach_stdin(id);
     write_control(*rank, "KILL\n", true);
   }
   auto deadline = std::chrono::steady_clock::now() + k_shutdown_wait;

@@ -11,6 +11,7 @@
 #include "backends/stack_dump.hpp"
 #include "ddl_version.hpp"
 #include "src/inventory/inventory.hpp"
+#include "src/launch/stdin_feed.hpp"
 #include "src/util/net.hpp"
 #include "src/util/process.hpp"
 #include "src/util/signals.hpp"
@@ -111,6 +112,9 @@ Result<void> LocalBackend::start_rank(const RankLaunch& launch, RankEvents& even
     children_.push_back(std::move(child));
   }
   events.started(launch.rank, spawned->pid);
+  if (spawned->stdin_fd >= 0) {
+    attach_stdin(launch.rank, fd_stdin_sink(spawned->stdin_fd));
+  }
   ChildProcess process{spawned->pid, -1, spawned->stdout_fd, spawned->stderr_fd};
   ranks_.add(process, watched, {.kill_group_at_exit = true, .drain_after_exit = k_drain_after_exit});
   return {};

@@ -73,6 +73,7 @@ Result<SpawnedRank> spawn_rank(const RankLaunch& launch, const std::string& prog
   spec.death_signal = SIGKILL;
   spec.nofile_soft = nofile_soft;
   spec.cpus = launch.cpus;
+  spec.stdin_pipe = launch.reads_stdin;
   for (const auto& [name, value] : launch.env) {
     spec.env.push_back(name + "=" + value);
   }
@@ -82,7 +83,7 @@ Result<SpawnedRank> spawn_rank(const RankLaunch& launch, const std::string& prog
   }
   ::fcntl(started.child.out_fd, F_SETFL, O_NONBLOCK);
   ::fcntl(started.child.err_fd, F_SETFL, O_NONBLOCK);
-  return SpawnedRank{started.child.pid, started.child.out_fd, started.child.err_fd};
+  return SpawnedRank{started.child.pid, started.child.out_fd, started.child.err_fd, started.child.in_fd};
 }
 
 } // namespace ddl

@@ -16,6 +16,7 @@ struct SpawnedRank {
   pid_t pid = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
+  int stdin_fd = -1;  // the write end of its stdin pipe when it reads ddl's (reads_stdin)
 };
 
 // Finds the program to execute: a word with '/' is taken relative to the
@@ -24,7 +25,7 @@ struct SpawnedRank {
 Result<std::string> resolve_program(const RankLaunch& launch);
 
 // Forks and executes one rank: new session, PR_SET_PDEATHSIG(SIGKILL),
-// stdin from /dev/null, stdout/stderr to pipes, no other descriptor, exactly
+// stdin from /dev/null (a pipe when it reads ddl's), stdout/stderr to pipes, no other descriptor, exactly
 // `launch.env`, `launch.workdir`, default signal actions, `nofile_soft` as
 // its RLIMIT_NOFILE soft limit, pinned to `launch.cpus` when there are any.
 // Returns once the program is executing (or failed to: chdir and exec errors

@@ -31,7 +31,7 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 // mpirun's own options, up to the job's: Open MPI's or Hydra's spellings.
-std::vector<std::string> launcher_options(const MpirunSettings& settings, int world) {
+std::vector<std::string> launcher_options(const MpirunSettings& settings, int world, const std::string& stdin_target) {
   const bool hydra = settings.flavour == MpiFlavour::mpich;
   std::vector<std::string> argv;
   if (hydra) {
@@ -46,6 +46,7 @@ std::vector<std::string> launcher_options(const MpirunSettings& settings, int wo
     if (settings.as_root) {
       argv.push_back("--allow-run-as-root");
     }
+    argv.insert(argv.end(), {"--stdin", stdin_target});
     argv.insert(argv.end(), {"--mca", "plm_rsh_agent", settings.ddl_path + " rsh", "--mca", "plm_rsh_no_tree_spawn",
                              "1", "--mca", "orte_leave_session_attached", "1"});
   }
@@ -93,11 +94,23 @@ Result<LauncherCommand> build_mpirun_command(std::span<const RankLaunch> launche
   if (!env) {
     return fail(env.error());
   }
+  const std::string stdin_target = launcher_stdin_target(launches);
+  if (stdin_target == "all") {
+    // Open MPI 4.1's --stdin all gives no rank a byte, and mpirun never ends.
+    return fail(ExitCode::usage, "--stdin all: mpirun does not give every rank its stdin (Open MPI's --stdin all "
+                                 "delivers nothing; MPICH's mpiexec feeds rank 0 only); name one rank, or use "
+                                 "backend local, ssh or slurm");
+  }
+  if (hydra && stdin_target != "0" && stdin_target != "none") {
+    return fail(ExitCode::usage, fmt::format("--stdin {}: MPICH's mpiexec gives stdin to rank 0 only; use --stdin 0 "
+                                             "or none, or backend local, ssh or Open MPI's mpirun",
+                                             stdin_target));
+  }
   const int world = static_cast<int>(launches.size());
   LauncherCommand command;
   command.note = hydra ? "values of -genvlist NAMES come from the environment, never the command line"
                        : "values of -x NAME come from the environment, never the command line";
-  command.argv = launcher_options(settings, world);
+  command.argv = launcher_options(settings, world, stdin_target);
   // Variables forwarded by name: the shared ones, then each rank's blob.
   std::vector<std::string> names;
   for (const auto& [name, value] : env->shared) {

@@ -13,11 +13,13 @@
 namespace ddl::mpirun {
 
 // How ddl starts a gang with Open MPI's mpirun (backend = "mpirun"):
-//   mpirun --hostfile F -np N --tag-output [--allow-run-as-root]
+//   mpirun --hostfile F -np N --tag-output [--allow-run-as-root] --stdin R|none
 //          --mca plm_rsh_agent "DDL rsh" --mca plm_rsh_no_tree_spawn 1
 //          --mca orte_leave_session_attached 1 (orted stays under the shim)
 //          [--wdir DIR] [job.mpirun.args...] -x NAME... sh -c RANK_SCRIPT ddl-rank COMMAND...
-// MPICH (flavour "mpich"), with Hydra's own spellings:
+// (--stdin all is refused: Open MPI 4.1's delivers nothing and never ends.)
+// MPICH (flavour "mpich"), with Hydra's own spellings (stdin goes to rank 0
+// only; ddl closes it for --stdin none, and refuses another rank):
 //   mpiexec.hydra -f F -n N -prepend-rank -launcher rsh -launcher-exec RSH
 //                 [-wdir DIR] [job.mpirun.args...] -genvlist NAME,...
 //                 sh -c RANK_SCRIPT ddl-rank COMMAND...

@@ -63,7 +63,7 @@ Result<LauncherCommand> build_srun_command(std::span<const RankLaunch> launches,
   command.argv.push_back(settings.srun);
   command.argv.insert(command.argv.end(), settings.srun_args.begin(), settings.srun_args.end());
   command.argv.insert(command.argv.end(), {"--ntasks", std::to_string(world), "--distribution=arbitrary",
-                                           "--kill-on-bad-exit=1", "--label", "--input=none"});
+                                           "--kill-on-bad-exit=1", "--label", "--input=" + launcher_stdin_target(launches)});
   if (!settings.workdir.empty()) {
     command.argv.insert(command.argv.end(), {"--chdir", settings.workdir});
   }

@@ -14,7 +14,7 @@ namespace ddl::slurm {
 // How ddl starts a gang as one Slurm job step (backend = "slurm"):
 //   env -u SLURM_NTASKS_PER_NODE -u SLURM_DISTRIBUTION
 //   srun [srun_args...] --ntasks N --distribution=arbitrary --kill-on-bad-exit=1
-//        --label --input=none [--chdir DIR] sh -c RANK_SCRIPT ddl-rank COMMAND...
+//        --label --input=R|all|none [--chdir DIR] sh -c RANK_SCRIPT ddl-rank COMMAND...
 // with SLURM_HOSTFILE naming a private file of one host per rank (the plan's
 // placement, rank order). Values never appear on the command line
 // (split_gang_env): a variable that is the same for every rank is set in

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "backends/shim.hpp"
+#include "src/launch/stdin_feed.hpp"
 #include "backends/stack_dump.hpp"
 #include "backends/ssh/host_link.hpp"
 #include "backends/ssh/relay_session.hpp"
@@ -326,12 +327,20 @@ Result<void> SshBackend::start_rank(const RankLaunch& launch, RankEvents& events
     return fail(ExitCode::launch, fmt::format("rank {} was not prepared", launch.rank));
   }
   ShimJob job{launch.env, launch.workdir, pinned_argv(launch.argv, launch.cpus, ddl_path()), launch.grace,
-              k_shim_heartbeat_period};
+              k_shim_heartbeat_period, launch.reads_stdin};
   auto payload = shim_payload(job);
   if (!payload) {
     return fail(payload.error());
   }
-  links_[rank_link_[index]]->start(launch.rank, std::move(*payload), events);
+  HostLink* link = links_[rank_link_[index]].get();
+  link->start(launch.rank, std::move(*payload), events);
+  if (launch.reads_stdin) {
+    attach_stdin(launch.rank, {[link, rank = launch.rank](std::string_view bytes) {
+                                 link->send(rank, shim_stdin_frame(bytes));
+                                 return true;
+                               },
+                               [link, rank = launch.rank] { link->send(rank, std::string(k_shim_stdin_eof_line)); }});
+  }
   return {};
 }
 
@@ -367,6 +376,9 @@ void SshBackend::drop_pending() {
 // next launch on them: a restart or a re-plan reconnects only the hosts
 // whose connection was lost.
 void SshBackend::shutdown() {
+  for (std::size_t rank = 0; rank < rank_link_.size(); ++rank) {
+    detach_stdin(static_cast<int>(rank));  // its sink writes to links_
+  }
   drop_pending();
   for (auto& [name, connection] : kept_) {
     connection.shim.reset();

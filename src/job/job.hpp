@@ -198,6 +198,15 @@ struct HostEnv {
   EnvList env;
 };
 
+// --stdin R|all|none: the ranks that read ddl's stdin, as mpirun's --stdin
+// and srun's --input (default rank 0); the others read /dev/null.
+struct StdinRanks {
+  enum class Kind { one, all, none };
+  Kind kind = Kind::one;
+  int rank = 0;
+  bool reads(int r) const { return kind == Kind::all || (kind == Kind::one && r == rank); }
+};
+
 // The whole validated job: the job file merged with command-line overrides.
 struct JobSpec {
   std::string source;             // job file path, or "" when options alone
@@ -228,6 +237,7 @@ struct JobSpec {
   bool timestamps = false;        // a UTC time before each rank line shown
   bool split_logs = false;        // stdout and stderr in separate rank logs
   bool fold = false;              // identical whole outputs of ranks shown once (dshbak -c)
+  StdinRanks stdin_ranks;         // --stdin: which ranks read ddl's stdin (default rank 0)
   StopSection stop;               // [job] stop_signal, checkpoint_*, requeue_exit_code
 
   HostsSection hosts;
@@ -271,6 +281,7 @@ struct Overrides {
   bool timestamps = false;                 // --timestamps
   bool split_logs = false;                 // --split-logs
   bool fold = false;                       // --fold
+  std::optional<std::string> stdin_ranks;  // --stdin R|all|none
   std::vector<std::string> env;            // -x K=V
   std::optional<std::string> env_file;     // --env-file FILE
   std::optional<std::string> bind;         // --bind none|core|numa|gpu

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // [job]'s output keys and their options (issue 19): which ranks are shown,
-// the line prefix, timestamps, split rank logs, --fold.
+// the line prefix, timestamps, split rank logs, --fold; and --stdin.
+#include <cstdint>
+
 #include <fmt/core.h>
 
 #include "src/job/job_reader.hpp"
 #include "src/util/line_prefix.hpp"
+#include "src/util/text.hpp"
 
 namespace ddl::job_detail {
 
@@ -25,6 +28,19 @@ void set_output_ranks(const std::string& text, Position where, std::string_view 
     job.output_ranks = std::move(*ranks);
   } else {
     diag.at(where, fmt::format("{}: {}", name, problem));
+  }
+}
+
+// --stdin R|all|none (the rank is checked against the plan later).
+void set_stdin_ranks(const std::string& text, JobSpec& job, Diagnostics& diag) {
+  if (text == "all") {
+    job.stdin_ranks = {StdinRanks::Kind::all, 0};
+  } else if (text == "none") {
+    job.stdin_ranks = {StdinRanks::Kind::none, 0};
+  } else if (auto rank = parse_int(text); rank && *rank >= 0 && *rank <= INT32_MAX) {
+    job.stdin_ranks = {StdinRanks::Kind::one, static_cast<int>(*rank)};
+  } else {
+    diag.at(Position{}, fmt::format("--stdin: expected a rank, all or none, not '{}'", text));
   }
 }
 
@@ -50,6 +66,9 @@ void read_output_keys(const Section& s, JobSpec& job, SourcePlaces& places) {
 void apply_output_overrides(const Overrides& o, JobSpec& job, const SourcePlaces& places, Diagnostics& diag) {
   if (o.output_ranks) {
     set_output_ranks(*o.output_ranks, Position{}, "--output-ranks", job, diag);
+  }
+  if (o.stdin_ranks) {
+    set_stdin_ranks(*o.stdin_ranks, job, diag);
   }
   if (o.prefix) {
     job.prefix = *o.prefix;

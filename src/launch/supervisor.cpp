@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "src/launch/supervisor.hpp"
+#include "src/launch/stdin_feed.hpp"
 
 #include <algorithm>
 #include <array>
@@ -137,6 +138,7 @@ void Attempt::run() {
 // that cannot start is a launch error.
 void Attempt::start_ranks() {
   GangStart start = backend_.start(gang_.launches(), gang_);
+  start_stdin();  // once every rank that reads it is attached: --stdin all gives each the same bytes
   running_ = start.started;
   for (std::size_t rank = start.started; rank < exited_.size(); ++rank) {
     exited_[rank] = true;

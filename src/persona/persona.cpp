@@ -231,6 +231,8 @@ std::vector<Option> ddl_options(std::initializer_list<DdlOption> wanted) {
        static_cast<int>(DdlOption::hostfile)},
       {{"--python"}, Arity::value, "PATH", "Interpreter the script runs with (default: [job] python, else python3)",
        static_cast<int>(DdlOption::python)},
+      {{"--stdin"}, Arity::value, "R|all|none", "Which ranks read ddl's stdin (default: rank 0)",
+       static_cast<int>(DdlOption::stdin_ranks)},
   };
   std::vector<Option> rows;
   for (DdlOption option : wanted) {
@@ -260,6 +262,7 @@ bool apply_ddl_option(const Given& given, Launch& launch, std::optional<std::str
   case DdlOption::hosts: launch.overrides.hosts.push_back(given.value()); return true;
   case DdlOption::hostfile: launch.overrides.hostfile = given.value(); return true;
   case DdlOption::python: python = given.value(); return true;
+  case DdlOption::stdin_ranks: launch.overrides.stdin_ranks = given.value(); return true;
   }
   return false;
 }

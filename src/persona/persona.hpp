@@ -122,10 +122,10 @@ struct Launch {
 
 // ddl's own options that every personality takes unless its launcher spells
 // one of them otherwise: --job, --dry-run, --name, -F/--ssh-config,
-// --timeout, -v/--verbose, -q/--quiet, -h/--help; and, by choice of each
-// personality, --backend, -H/--hosts, --hostfile, --python.
+// --timeout, -v/--verbose, -q/--quiet, -h/--help, --stdin; and, by choice of
+// each personality, --backend, -H/--hosts, --hostfile, --python.
 enum class DdlOption {
-  job = 1000, dry_run, name, ssh_config, timeout, verbose, quiet, help, backend, hosts, hostfile, python
+  job = 1000, dry_run, name, ssh_config, timeout, verbose, quiet, help, backend, hosts, hostfile, python, stdin_ranks
 };
 // The table rows of `wanted`, in the order given.
 std::vector<Option> ddl_options(std::initializer_list<DdlOption> wanted);

@@ -62,7 +62,7 @@ std::vector<Option> make_table() {
   return with_ddl_options(std::move(rows), {DdlOption::hosts, DdlOption::hostfile, DdlOption::backend,
                                            DdlOption::python, DdlOption::job, DdlOption::name,
                                            DdlOption::ssh_config, DdlOption::timeout, DdlOption::dry_run,
-                                           DdlOption::verbose, DdlOption::quiet, DdlOption::help});
+                                           DdlOption::verbose, DdlOption::quiet, DdlOption::stdin_ranks, DdlOption::help});
 }
 
 const std::vector<Option>& table() {
@@ -373,6 +373,12 @@ Result<void> rendezvous_place(State& state) {
 }
 
 Result<void> outputs(State& state) {
+  // torchrun's workers inherit its stdin (torch/distributed/elastic/
+  // multiprocessing: subprocess.Popen without stdin=): every rank reads it,
+  // here each its own copy.
+  if (!state.launch.overrides.stdin_ranks) {
+    state.launch.overrides.stdin_ranks = "all";
+  }
   if (state.tee && state.tee->value() != "0" && !state.launch.overrides.log_dir) {
     return option_error(*state.tee, "ddl writes rank logs to --log-dir: add --log-dir DIR");
   }

@@ -133,6 +133,7 @@ std::vector<RankLaunch> build_launches(const JobSpec& job, const Plan& plan, con
     launch.workdir = workdir;
     launch.workdir_is_default = workdir_is_default;
     launch.grace = job.grace;
+    launch.reads_stdin = job.stdin_ranks.reads(slot.rank);
     EnvList own = rank_env(job, plan, slot.rank, ctx);
     std::erase_if(own, [&](const auto& kv) { return is_user_overridable_default(kv.first) && has_name(base, kv.first); });
     launch.env = merge_env({&base, &own});

@@ -27,6 +27,9 @@ struct RankLaunch {
   // [launch] bind: the CPUs the program is pinned to before it starts
   // (src/render/binding.hpp); empty: unbound.
   std::vector<int> cpus;
+  // --stdin: this rank reads ddl's stdin (src/launch/stdin_feed.hpp); else
+  // its stdin is /dev/null.
+  bool reads_stdin = false;
 };
 
 // The variables a login on this machine would give a process (PATH, HOME,

@@ -89,13 +89,13 @@ TEST_CASE("mpirun command line: common env by name, per-rank env in blobs", "[mp
   auto command = build_mpirun_command(launches, settings);
   REQUIRE(command.has_value());
   const auto& argv = command->argv;
-  std::vector<std::string> head(argv.begin(), argv.begin() + 19);
+  std::vector<std::string> head(argv.begin(), argv.begin() + 21);
   CHECK(head == std::vector<std::string>{"mpirun", "--hostfile", "/tmp/x/hostfile", "-np", "2",
-                                         "--tag-output", "--allow-run-as-root", "--mca", "plm_rsh_agent",
-                                         "/usr/bin/ddl rsh", "--mca", "plm_rsh_no_tree_spawn", "1",
+                                         "--tag-output", "--allow-run-as-root", "--stdin", "none", "--mca",
+                                         "plm_rsh_agent", "/usr/bin/ddl rsh", "--mca", "plm_rsh_no_tree_spawn", "1",
                                          "--mca", "orte_leave_session_attached", "1",
                                          "-x", "DDL_TOKEN", "-x"});
-  CHECK(argv[19] == "DDL_MPI_ENV_0");
+  CHECK(argv[21] == "DDL_MPI_ENV_0");
   CHECK(argv.back() == "--flag");
   for (const auto& word : argv) {
     CHECK(word.find("s3cret") == std::string::npos);
