@@ -217,6 +217,34 @@ std::size_t program_start(const CLI::App& run, const std::vector<std::string>& a
   return args.size();
 }
 
+// Options of `ddl run` that no launcher and few programs have: after the
+// program they are the program's, which a user who meant ddl's is told.
+constexpr std::array<std::string_view, 12> k_ddl_only = {
+    "--dry-run", "--np", "--stdin", "--output-ranks", "--fold", "--max-restarts", "--split-logs", "--strict-logs",
+    "--timestamps", "--env-file", "--backend", "--log-dir"};
+
+// One line on stderr when ddl's own options stand after the program (found
+// without "--"): they go to the program, as mpirun and torchrun would do.
+void note_ddl_options_after_program(const std::vector<std::string>& command) {
+  std::vector<std::string> seen;
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    const std::string word = command[i].substr(0, command[i].find('='));
+    if (std::ranges::find(k_ddl_only, word) != k_ddl_only.end() && std::ranges::find(seen, word) == seen.end()) {
+      seen.push_back(word);
+    }
+  }
+  if (seen.empty()) {
+    return;
+  }
+  std::string words;
+  for (const auto& word : seen) {
+    words += (words.empty() ? "" : ", ") + word;
+  }
+  fmt::print(stderr, "ddl: note: {} after the program goes to {}, not to ddl (as mpirun and torchrun do); put ddl's "
+                     "options before the program\n",
+             words, command.front());
+}
+
 } // namespace
 
 std::vector<std::string> take_command(const CLI::App& app, std::vector<std::string>& args) {
@@ -232,6 +260,9 @@ std::vector<std::string> take_command(const CLI::App& app, std::vector<std::stri
   }
   const std::size_t from = std::min(args.size(), start + (dashes ? 1 : 0));
   std::vector<std::string> command(args.begin() + static_cast<std::ptrdiff_t>(from), args.end());
+  if (!dashes && !command.empty()) {
+    note_ddl_options_after_program(command);
+  }
   args.erase(args.begin() + static_cast<std::ptrdiff_t>(start), args.end());
   return command;
 }

@@ -22,7 +22,8 @@ namespace ddl::cmd {
 // value) nor the JOB file (the first word that ends in .toml, names a file
 // that is not executable, or has a "--" after it), or after "--";
 // for the other subcommands, the words after "--". A word after the program
-// is the program's, even when ddl has an option spelled so.
+// is the program's, even when ddl has an option spelled so; one of ddl's own
+// (--dry-run, --np, ...) there, without "--", is noted on stderr.
 std::vector<std::string> take_command(const CLI::App& app, std::vector<std::string>& args);
 
 // Rewrites other launchers' option spellings in `args` (the words before

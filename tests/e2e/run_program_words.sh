@@ -59,3 +59,13 @@ expect_contains "$t/out" "MASTER_ADDR=alias-of-a"
 # No command at all: where to put one.
 expect_exit 2 timeout 10 "$DDL" run --np 1
 expect_contains "$t/err" "no command: give one in [job] command, or after the options: ddl run [JOB] [options] PROGRAM [args]"
+
+# ddl's own options after the program go to it, as mpirun and torchrun do: a
+# line on stderr says so before the ranks start (issue 41); not after "--".
+expect_exit 0 timeout 10 "$DDL" run --np 2 sh -c 'echo "args: $*"' prog --dry-run --np=3
+expect_contains "$t/err" "ddl: note: --dry-run, --np after the program goes to sh, not to ddl (as mpirun and torchrun do); put ddl's options before the program"
+expect_contains "$t/out" "[1] args: --dry-run --np=3"
+[[ $(grep -c "ddl: note:" "$t/err") == 1 ]] || fail "the note comes once: $(cat "$t/err")"
+expect_exit 0 timeout 10 "$DDL" run --np 1 -- sh -c 'echo "args: $*"' prog --dry-run
+expect_not_contains "$t/err" "ddl: note:"
+expect_contains "$t/out" "[0] args: --dry-run"
