@@ -147,6 +147,9 @@ std::vector<HostInterface> interfaces_toward(Backend& backend, const Inventory& 
     }
   }
   auto answers = asked.empty() ? std::vector<HostInterface>{} : backend.find_interfaces(asked, target);
+  if (!asked.empty() && answers.empty()) {
+    return answers;  // the backend does not look (mpirun, slurm): no DNS was the reason for nothing
+  }
   std::vector<HostInterface> found;
   std::size_t next = 0;
   for (const Host& host : hosts) {

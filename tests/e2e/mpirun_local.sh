@@ -42,6 +42,13 @@ expect_contains "$t/out" "mpirun command"
 expect_contains "$t/out" "--hostfile"
 expect_contains "$t/out" "plm_rsh_agent"
 expect_contains "$t/out" "DDL_MPI_ENV_2"
+# mpirun's backend does not look for interfaces: no word about DNS for an
+# address or a name that needs none (issue 41).
+expect_not_contains "$t/err" "up in DNS"
+expect_not_contains "$t/out" "up in DNS"
+expect_exit 0 timeout -k 5 60 "$DDL" run -H 127.0.0.1:2 --backend mpirun --dry-run -- "$t/allreduce"
+expect_not_contains "$t/err" "up in DNS"
+expect_not_contains "$t/out" "up in DNS"
 
 # kill -9 of ddl: mpirun gets SIGTERM and ends every rank.
 marker="ddlmpi$$x$RANDOM"
