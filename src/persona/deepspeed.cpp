@@ -315,7 +315,7 @@ Result<void> read_environment(State& state, const Machine& machine) {
   return {};
 }
 
-Result<void> program(State& state, std::vector<std::string> words) {
+Result<void> program(State& state, std::vector<std::string> words, const Machine& machine) {
   if (words.empty()) {
     return fail(ExitCode::usage, "no user script: ddl deepspeed [options] SCRIPT [args]");
   }
@@ -329,7 +329,11 @@ Result<void> program(State& state, std::vector<std::string> words) {
   PerRank per_rank{state.local_rank ? "--local_rank" : "",
                    "export CROSS_RANK=\"$GROUP_RANK\" CROSS_SIZE=\"$GROUP_WORLD_SIZE\" "
                    "LOCAL_SIZE=\"$LOCAL_WORLD_SIZE\""};
-  state.launch.job_edits.push_back(program_edit(std::move(words), interpreter, state.python, per_rank));
+  // Its runner and launch.py run the script with sys.executable on every node.
+  state.launch.job_edits.push_back(program_edit(std::move(words), interpreter, state.python, per_rank,
+                                                [machine](const std::string& name) {
+                                                  return python_on_path(name, machine);
+                                                }));
   return {};
 }
 
@@ -363,7 +367,7 @@ Result<Launch> read_deepspeed(const std::vector<std::string>& args, const Machin
   if (auto done = read_environment(state, machine); !done) {
     return fail(done.error());
   }
-  if (auto done = program(state, std::move(*words)); !done) {
+  if (auto done = program(state, std::move(*words), machine); !done) {
     return fail(done.error());
   }
   launch.plan_edits.push_back(whole_env_here());

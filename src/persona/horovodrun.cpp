@@ -391,11 +391,13 @@ Result<void> controller(State& state) {
       job.launch.backend = BackendKind::automatic;  // Gloo: ddl starts the ranks itself
     }
     job.mpirun.args.insert(job.mpirun.args.end(), args.begin(), args.end());
-    // horovodrun's ranks run unbuffered and get its whole environment.
+    // horovodrun's ranks run unbuffered and get its whole environment, its
+    // PATH too on other hosts (`python train.py` is this machine's python).
     if (std::ranges::none_of(job.env, [](const auto& kv) { return kv.first == "PYTHONUNBUFFERED"; })) {
       job.env.emplace_back("PYTHONUNBUFFERED", "1");
     }
     job.env_pass.emplace_back("*");
+    job.env_pass.emplace_back("PATH");
   });
   return {};
 }

@@ -267,12 +267,29 @@ bool apply_ddl_option(const Given& given, Launch& launch, std::optional<std::str
   return false;
 }
 
+std::optional<std::string> python_on_path(const std::string& name, const Machine& machine) {
+  const char* path = machine.getenv("PATH");
+  if (name.find('/') != std::string::npos || path == nullptr) {
+    return std::nullopt;
+  }
+  for (const std::string& dir : split(path, ':')) {
+    if (dir.starts_with('/') && machine.is_file(dir + "/" + name)) {
+      return dir + "/" + name;
+    }
+  }
+  return std::nullopt;
+}
+
 JobEdit program_edit(std::vector<std::string> program, Interpreter interpreter, std::optional<std::string> python,
-                     PerRank per_rank) {
+                     PerRank per_rank, Locate locate) {
   return [=](JobSpec& job) {
     std::vector<std::string> argv;
     if (interpreter != Interpreter::none) {
-      argv = {python.value_or(job.python), "-u"};
+      std::string chosen = python.value_or(job.python);
+      if (auto found = !python && locate ? locate(chosen) : std::nullopt) {
+        chosen = *found;
+      }
+      argv = {chosen, "-u"};
       if (interpreter == Interpreter::python_module) {
         argv.emplace_back("-m");
       }

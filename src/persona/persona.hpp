@@ -145,9 +145,17 @@ struct PerRank {
 
 // The argv of a Python launcher's ranks: PYTHON -u [-m] PROGRAM ARGS (as
 // torchrun and DeepSpeed run it), or PROGRAM ARGS for Interpreter::none.
-// `python` is --python, else [job] python.
+// `python` is --python, else [job] python, which when a bare name (python3,
+// the default) becomes `locate`'s answer if it has one (python_on_path: the
+// launcher's own interpreter, as torchrun and DeepSpeed run sys.executable
+// on every node).
+using Locate = std::function<std::optional<std::string>(const std::string&)>;
 JobEdit program_edit(std::vector<std::string> program, Interpreter interpreter,
-                     std::optional<std::string> python, PerRank per_rank = {});
+                     std::optional<std::string> python, PerRank per_rank = {}, Locate locate = {});
+
+// The full path of NAME in this machine's PATH (the first regular file
+// there), as a shell would find it; nullopt for a NAME with a slash or not found.
+std::optional<std::string> python_on_path(const std::string& name, const Machine& machine);
 
 // Adds `framework` to the job's frameworks unless it is there.
 JobEdit ensure_framework(Framework framework);

@@ -401,7 +401,7 @@ Result<void> outputs(State& state) {
   return {};
 }
 
-Result<void> program(State& state, std::vector<std::string> words) {
+Result<void> program(State& state, std::vector<std::string> words, const Machine& machine) {
   if (words.empty()) {
     return fail(ExitCode::usage, "no training script: ddl torchrun [options] SCRIPT [args] (or -m MODULE)");
   }
@@ -412,7 +412,11 @@ Result<void> program(State& state, std::vector<std::string> words) {
   if (state.module && !state.run_path) {
     interpreter = Interpreter::python_module;
   }
-  state.launch.job_edits.push_back(program_edit(std::move(words), interpreter, state.python));
+  // torchrun runs the script with sys.executable.
+  state.launch.job_edits.push_back(program_edit(std::move(words), interpreter, state.python, {},
+                                                [machine](const std::string& name) {
+                                                  return python_on_path(name, machine);
+                                                }));
   return {};
 }
 
@@ -451,7 +455,7 @@ Result<Launch> read_torchrun(const std::vector<std::string>& args, const Machine
   if (auto done = outputs(state); !done) {
     return fail(done.error());
   }
-  if (auto done = program(state, std::move(*words)); !done) {
+  if (auto done = program(state, std::move(*words), machine); !done) {
     return fail(done.error());
   }
   launch.plan_edits.push_back(whole_env_here());

@@ -213,6 +213,26 @@ TEST_CASE("read_deepspeed", "[persona]") {
     CHECK_FALSE(job.launch.bind_gpus);
     CHECK(std::ranges::find(job.env_pass, "NCCL*") != job.env_pass.end());
   }
+  SECTION("the script runs with the python3 of the launcher's PATH, as DeepSpeed runs sys.executable") {
+    fake.env["PATH"] = "relative:/no/such:/venv/bin:/usr/bin";
+    fake.files["/venv/bin/python3"] = "";
+    fake.files["/usr/bin/python3"] = "";
+    fake.files["relative/python3"] = "";
+    auto launch = read_deepspeed({"--hostfile=h", "train.py"}, fake.machine());
+    REQUIRE(launch);
+    launch->overrides.hostfile.reset();
+    CHECK(job_of(*launch).command.at(5) == "/venv/bin/python3");
+    // --python, or a path in [job] python, as given.
+    launch = read_deepspeed({"--hostfile=h", "--python", "python3", "train.py"}, fake.machine());
+    REQUIRE(launch);
+    launch->overrides.hostfile.reset();
+    CHECK(job_of(*launch).command.at(5) == "python3");
+    fake.env["PATH"] = "/no/such";
+    launch = read_deepspeed({"--hostfile=h", "train.py"}, fake.machine());
+    REQUIRE(launch);
+    launch->overrides.hostfile.reset();
+    CHECK(job_of(*launch).command.at(5) == "python3");
+  }
   SECTION("--num_gpus and --num_nodes, and not with --include") {
     auto launch = read_deepspeed({"--num_nodes=2", "--num_gpus=2", "t.py"}, fake.machine());
     REQUIRE(launch);
@@ -260,6 +280,8 @@ TEST_CASE("read_horovodrun", "[persona]") {
                                                             "HOROVOD_LOG_HIDE_TIME=1"});
     JobSpec job = job_of(*launch);
     CHECK(job.command == std::vector<std::string>{"python", "train.py"});
+    // Its whole environment, PATH by name too (kept on other hosts, as horovodrun's `env PATH=...`).
+    CHECK(job.env_pass == std::vector<std::string>{"*", "PATH"});
     CHECK(std::ranges::find(job.frameworks, Framework::horovod) != job.frameworks.end());
     CHECK(job.launch.backend == BackendKind::automatic);
   }
