@@ -4,6 +4,8 @@
 #include <libssh/callbacks.h>
 
 #include <chrono>
+#include <optional>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -70,26 +72,81 @@ public:
   }
   bool is_open() const override { return channel_ != nullptr && ssh_channel_is_open(channel_) != 0; }
   void relisten(ChannelListener& listener) override { listener_ = &listener; }
+  // Held: libssh keeps what arrives (its window then stays shut, and the
+  // remote command waits); the status and the end wait behind it.
+  void hold_output(bool held) override {
+    held_ = held;
+    if (!held) {
+      pass_on_kept();
+    }
+  }
 
 private:
+  void pass_on_kept() {
+    for (bool is_stderr : {false, true}) {
+      char buffer[65536];
+      int got = 0;
+      while (channel_ != nullptr && !held_ &&
+             (got = ssh_channel_read_nonblocking(channel_, buffer, sizeof buffer, is_stderr ? 1 : 0)) > 0) {
+        listener_->data(std::string_view(buffer, static_cast<std::size_t>(got)), is_stderr);
+      }
+    }
+    if (held_) {
+      return;
+    }
+    if (auto status = std::exchange(kept_status_, std::nullopt)) {
+      listener_->exit_status(*status);
+    }
+    if (auto signal = std::exchange(kept_signal_, std::nullopt)) {
+      listener_->exit_signal(*signal);
+    }
+    if (std::exchange(kept_end_, false)) {
+      listener_->ended();
+    }
+  }
   static int on_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr, void* self) {
-    static_cast<OwnChannel*>(self)->listener_->data(std::string_view(static_cast<const char*>(data), len),
-                                                   is_stderr != 0);
+    auto* channel = static_cast<OwnChannel*>(self);
+    if (channel->held_) {
+      return 0;
+    }
+    channel->listener_->data(std::string_view(static_cast<const char*>(data), len), is_stderr != 0);
     return static_cast<int>(len);
   }
-  static void on_close(ssh_session, ssh_channel, void* self) { static_cast<OwnChannel*>(self)->listener_->ended(); }
+  static void on_close(ssh_session, ssh_channel, void* self) {
+    auto* channel = static_cast<OwnChannel*>(self);
+    if (channel->held_) {
+      channel->kept_end_ = true;
+    } else {
+      channel->listener_->ended();
+    }
+  }
   static void on_exit_status(ssh_session, ssh_channel, int status, void* self) {
-    static_cast<OwnChannel*>(self)->listener_->exit_status(status);
+    auto* channel = static_cast<OwnChannel*>(self);
+    if (channel->held_) {
+      channel->kept_status_ = status;
+    } else {
+      channel->listener_->exit_status(status);
+    }
   }
   static void on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*,
                              void* self) {
-    static_cast<OwnChannel*>(self)->listener_->exit_signal(signal != nullptr ? signal : "");
+    auto* channel = static_cast<OwnChannel*>(self);
+    std::string name = signal != nullptr ? signal : "";
+    if (channel->held_) {
+      channel->kept_signal_ = name;
+    } else {
+      channel->listener_->exit_signal(name);
+    }
   }
 
   ssh_session session_;
   ChannelListener* listener_;
   ssh_channel channel_ = nullptr;
   ssh_channel_callbacks_struct callbacks_{};
+  bool held_ = false;
+  std::optional<int> kept_status_;
+  std::optional<std::string> kept_signal_;
+  bool kept_end_ = false;
 };
 
 class OwnSession final : public HostSession {

@@ -43,8 +43,8 @@ public:
   // taking over a shim's channel).
   virtual void relisten(ChannelListener& listener) = 0;
   // Stops passing the command's output on while `held` (its sender then
-  // waits), then passes it on again. Only ddl's relay's channels hold; the
-  // others go on.
+  // waits, and its status and end wait behind it), then passes it on again.
+  // A trial's channels of the sweep's broker go on.
   virtual void hold_output(bool /*held*/) {}
 };
 
