@@ -14,12 +14,31 @@ h=$(uname -n 2>/dev/null)
 have() { command -v "$1" >/dev/null 2>&1; }
 if have timeout && timeout --foreground -s KILL 5 true 2>/dev/null; then bound="timeout --foreground -s KILL $secs"
 else bound=; fi
+# readstat PID: st_comm (its first line), st_ppid and st_pgrp from
+# /proc/PID/stat, read after the LAST ")": the name between the parentheses
+# is chosen by the process itself (PR_SET_NAME), blanks, ")" and newlines too.
+readstat() {
+  st_first= st_last=
+  { IFS= read -r st_first || return 1
+    st_last=$st_first
+    while IFS= read -r l; do st_last=$l; done; } 2>/dev/null <"/proc/$1/stat" || return 1
+  st_rest=${st_last##*\)}
+  [ "$st_rest" != "$st_last" ] || return 1
+  set -- $st_rest
+  st_ppid=$2 st_pgrp=$3
+  st_comm=${st_first#*\(}
+}
+uidof() { sed -n "s/^Uid:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null; }
+# ours PID: whether PID is in the process group of the rank ($g) and runs as
+# its user ($u); asked again just before each dump or signal (pids are reused).
+ours() { readstat "$1" && [ "$st_pgrp" = "$g" ] && [ -n "$u" ] && [ "$(uidof "$1")" = "$u" ]; }
+gone() { echo "ddl: no stack dump of pid $1 on $h: it has ended or left the process group of the rank"; }
 pyprocs() {
-  read -r _ _ _ _ g _ 2>/dev/null <"/proc/$p/stat" || return 0
   for s in /proc/[0-9]*/stat; do
-    read -r q c _ _ gg _ 2>/dev/null <"$s" || continue
-    [ "$gg" = "$g" ] || continue
-    case $c in "(python"*) echo "$q" ;; esac
+    q=${s#/proc/}; q=${q%/stat}
+    readstat "$q" || continue
+    [ "$st_pgrp" = "$g" ] || continue
+    case $st_comm in python*) ours "$q" && echo "$q" ;; esac
   done
 }
 refused() {
@@ -27,6 +46,7 @@ refused() {
   echo "ddl: $1 cannot attach to pid $target on $h: ptrace refused (kernel.yama.ptrace_scope = ${scope:-absent}); run the ranks as a user that may trace them (ptrace_scope 0 or 1) or set watchdog.dump to a signal the program answers with its stacks"
 }
 pyspy() {
+  ours "$target" || { gone "$target"; return 1; }
   out=$($bound py-spy dump --pid "$target" 2>&1); rc=$?
   case $out in *"ermission denied"*|*"peration not permitted"*) refused py-spy; return 1 ;; esac
   printf "ddl: stacks of pid %s on %s by py-spy:\n%s\n" "$target" "$h" "$out"
@@ -40,6 +60,7 @@ pyext() {
   return 1
 }
 gdbdump() {
+  ours "$target" || { gone "$target"; return 1; }
   pybt=
   [ -n "$py" ] && pybt="thread apply all py-bt"
   out=$($bound gdb -p "$target" -batch -nx -q -ex "set pagination off" -ex "thread apply all bt" ${pybt:+-ex "$pybt"} 2>&1)
@@ -53,18 +74,28 @@ gdbdump() {
   fi
   printf "ddl: stacks of pid %s on %s by gdb:\n%s\n" "$target" "$h" "$frames"
 }
+# missing: why neither py-spy nor gdb gave the stacks of a Python rank.
+missing() {
+  if have py-spy; then w="py-spy failed"; else w="py-spy is not installed"; fi
+  if ! have gdb; then echo "$w, gdb is not installed"
+  elif pyext; then echo "$w, gdb failed"
+  else echo "$w, gdb has no Python support there (install python3-dbg for its py-bt)"; fi
+}
 faulthandler() {
   for q in $py; do
-    if tr "\0" "\n" <"/proc/$q/environ" 2>/dev/null | grep -q "^PYTHONFAULTHANDLER=."; then
+    if ! ours "$q"; then gone "$q"
+    elif tr "\0" "\n" <"/proc/$q/environ" 2>/dev/null | grep -q "^PYTHONFAULTHANDLER=." && ours "$q"; then
       echo "ddl: stacks of pid $q on $h by faulthandler (SIGABRT; PYTHONFAULTHANDLER=1)"
       kill -s ABRT "$q" 2>/dev/null
     else
-      echo "ddl: no stack dump of pid $q on $h: py-spy and gdb are not installed there and it runs without PYTHONFAULTHANDLER=1"
+      echo "ddl: no stack dump of pid $q on $h: $(missing) and it runs without PYTHONFAULTHANDLER=1"
     fi
   done
 }
 dumpone() {
   p=$1
+  readstat "$p" || { gone "$p"; return 0; }
+  g=$st_pgrp u=$(uidof "$p")
   py=$(pyprocs)
   target=$p
   for q in $py; do target=$q; break; done
@@ -85,8 +116,8 @@ dumpone() {
 }
 children() {
   for s in /proc/[0-9]*/stat; do
-    read -r q _ _ pp _ 2>/dev/null <"$s" || continue
-    [ "$pp" = "$1" ] && echo "$q"
+    q=${s#/proc/}; q=${q%/stat}
+    readstat "$q" && [ "$st_ppid" = "$1" ] && echo "$q"
   done
 }
 isworker() { tr "\0" " " <"/proc/$1/cmdline" 2>/dev/null | grep -q " worker pmix-host "; }
