@@ -3,7 +3,9 @@
 // backend. mpirun calls it to start its daemon (orted) on each remote host;
 // it runs COMMAND there under the shim, through the job's own transport:
 // libssh with [ssh] (DDL_RSH_TRANSPORT=ssh) or kubectl exec into the pod
-// with [kubernetes] (=kubernetes). The job file comes from DDL_RSH_JOB.
+// with [kubernetes] (=kubernetes). The job file comes from DDL_RSH_JOB, the
+// ssh config (-F or [ssh] config, as the launcher read it) from
+// DDL_RSH_SSH_CONFIG.
 // When this process ends (mpirun gone: PR_SET_PDEATHSIG), the remote command
 // ends with it.
 #include <condition_variable>
@@ -86,6 +88,11 @@ int run_rsh(const std::vector<std::string>& args) {
   auto job = load_job(job_file != nullptr ? job_file : "", Overrides{});
   if (!job) {
     return report(job.error());
+  }
+  // The launcher's ssh config (its -F, else [ssh] config): one for every way
+  // ddl reaches a host.
+  if (const char* config = std::getenv("DDL_RSH_SSH_CONFIG"); config != nullptr && *config != 0) {
+    job->ssh.config = config;
   }
   std::unique_ptr<Backend> backend;
   if (transport != nullptr && std::string_view(transport) == "kubernetes") {

@@ -22,6 +22,21 @@
 
 namespace ddl::mpirun {
 
+namespace {
+
+// The ssh config for `ddl rsh`, which mpirun runs in its own folder: a
+// relative path made absolute ("none" and "~/..." stay as they are).
+std::string rsh_ssh_config(const std::string& config) {
+  if (config.empty() || config == "none" || config.starts_with('/') || config.starts_with('~')) {
+    return config;
+  }
+  std::error_code error;
+  auto absolute = std::filesystem::absolute(config, error);
+  return error ? config : absolute.string();
+}
+
+} // namespace
+
 MpirunBackend::MpirunBackend(MpirunOptions options) : LauncherBackend("mpirun"), options_(std::move(options)) {}
 
 std::optional<Result<Inventory>> MpirunBackend::own_hosts() {
@@ -135,6 +150,7 @@ Result<LauncherCommand> MpirunBackend::command(std::span<const RankLaunch> launc
   settings.as_root = ::geteuid() == 0;
   settings.rsh_transport = options_.rsh_transport;
   settings.job_file = options_.job_file;
+  settings.ssh_config = rsh_ssh_config(options_.ssh.config);
   settings.extra_args = options_.args;
   // --dry-run prepares nothing: the flavour is asked here (the job's, when
   // no such MPI is installed).

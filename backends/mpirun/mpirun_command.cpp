@@ -64,7 +64,7 @@ std::string hydra_rsh_script(const std::string& ddl_path) {
 }
 
 std::string rank_script(int world_size, const RankScript& script) {
-  return rank_script_head(script, world_size, "DDL_RSH_TRANSPORT DDL_RSH_JOB") +
+  return rank_script_head(script, world_size, "DDL_RSH_TRANSPORT DDL_RSH_JOB DDL_RSH_SSH_CONFIG") +
          // A watchdog: if mpirun (or its daemon) goes away without ending this
          // rank, end the rank's process group (TERM, then KILL). Ended, it
          // ends its sleep too and waits for it: a TERM that lands in the sleep
@@ -130,6 +130,7 @@ Result<LauncherCommand> build_mpirun_command(std::span<const RankLaunch> launche
   }
   command.env.emplace_back("DDL_RSH_TRANSPORT", settings.rsh_transport);
   command.env.emplace_back("DDL_RSH_JOB", settings.job_file);
+  command.env.emplace_back("DDL_RSH_SSH_CONFIG", settings.ssh_config);
   command.argv.insert(command.argv.end(), {"sh", "-c", rank_script(world, script), "ddl-rank"});
   const auto& argv = launches.front().argv;
   command.argv.insert(command.argv.end(), argv.begin(), argv.end());

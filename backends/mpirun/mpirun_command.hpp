@@ -38,6 +38,7 @@ struct MpirunSettings {
   bool as_root = false;        // adds --allow-run-as-root
   std::string rsh_transport;   // "ssh" or "kubernetes", for `ddl rsh`
   std::string job_file;        // for `ddl rsh` to read [ssh] / [kubernetes]
+  std::string ssh_config;      // the job's ssh config (-F wins over [ssh] config), for `ddl rsh`
   std::vector<std::string> extra_args;  // job.mpirun.args (`ddl mpirun --mca ...`), after ddl's own
   MpiFlavour flavour = MpiFlavour::openmpi;  // openmpi or mpich, as found
   std::string rsh_exec;        // mpich: the script Hydra runs as its rsh launcher
