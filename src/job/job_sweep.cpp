@@ -43,10 +43,12 @@ const std::vector<std::string>& method_names() {
   return names;
 }
 
-// A metric name as it appears in "name=value" lines: no space, '=' or ':'.
+// A metric name as it appears in "name=value" lines: no '=' or ':'; blanks
+// only between words ("test loss", as scripts print it).
 bool is_metric_name(std::string_view name) {
-  return !name.empty() && std::ranges::all_of(name, [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' || c == '/';
+  return !name.empty() && name.front() != ' ' && name.back() != ' ' && std::ranges::all_of(name, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' || c == '/' ||
+           c == ' ';
   });
 }
 
@@ -182,7 +184,7 @@ void read_metric(const Section& s, SweepSection& sweep) {
   }
   if (!is_metric_name(out.name)) {
     s.diag().at(*metric.node("name"), fmt::format("sweep.metric.name: {} is not a metric name (letters, digits, "
-                                                  "_ - . /)", quote_input(out.name)));
+                                                  "_ - . / and blanks between words)", quote_input(out.name)));
     return;
   }
   std::string goal = "min";

@@ -83,11 +83,12 @@ TEST_CASE("list zips the lists; random is reproducible from its seed", "[sweep]"
 }
 
 TEST_CASE("[sweep] errors come all at once with their place", "[sweep][errors]") {
-  CHECK(errors("[sweep]\nmethod = \"grdi\"\nnp = 0\nmetric = { name = \"a b\", goal = \"up\" }\n"
+  CHECK(errors("[sweep]\nmethod = \"grdi\"\nnp = 0\nmetric = { name = \"a=b\", goal = \"up\" }\n"
                "[sweep.parameters]\nlr = { min = 1, max = 0.5 }\n2x = [1]\nd = []\n") ==
         "job.toml:2:10: sweep.method: 'grdi' is not one of grid, random, list; did you mean 'grid'?\n"
         "job.toml:3:6: sweep.np: must be between 1 and 1000000\n"
-        "job.toml:4:19: sweep.metric.name: 'a b' is not a metric name (letters, digits, _ - . /)\n"
+        "job.toml:4:19: sweep.metric.name: 'a=b' is not a metric name (letters, digits, _ - . / and blanks "
+        "between words)\n"
         "job.toml:6:6: sweep.parameters.lr: min must be less than max\n"
         "job.toml:7:1: sweep.parameters: '2x' is not a valid parameter name ([A-Za-z_][A-Za-z0-9_]*)\n"
         "job.toml:8:5: sweep.parameters.d: must list at least one value");
@@ -124,6 +125,11 @@ TEST_CASE("metric_in_line takes the last name=value or name: value", "[sweep]") 
   CHECK_FALSE(metric_in_line("val_loss=3", "loss"));
   CHECK_FALSE(metric_in_line("loss=nan", "loss"));
   CHECK_FALSE(metric_in_line("loss", "loss"));
+  // A name with a blank, as scripts print it (issue 41).
+  CHECK(load("[sweep]\nmetric = { name = \"test loss\" }\n[sweep.parameters]\na = [1]\n").sweep->metric->name ==
+        "test loss");
+  CHECK(metric_in_line("Epoch 2: test loss: 0.31, accuracy 0.9", "test loss") == 0.31);
+  CHECK_FALSE(metric_in_line("test  loss: 0.31", "test loss"));
   auto dir = std::filesystem::temp_directory_path() / "ddl-sweep-metric-test";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "m.json") << R"({"loss": 0.5, "acc": "x"})";
