@@ -77,10 +77,19 @@ std::string mount_problem(const std::string& mount) {
   return {};
 }
 
+// {command} stands for the program's words, one word each: inside a word
+// ("echo wrapped: {command}") it would be left as text and the program
+// never run, so it is refused.
 std::string template_word_problem(const std::string& word) {
   if (auto unknown = unknown_placeholder(word)) {
     return fmt::format("{} is not one of {{image}}, {{name}}, {{workdir}}, {{gpus}}, {{command}}",
                        quote_input(*unknown));
+  }
+  if (word != "{command}" && word.find("{command}") != std::string::npos) {
+    return fmt::format("{}: {{command}} must be a word of its own (the program's words go there, one for one); "
+                       "to run them from a shell, write \"sh\", \"-c\", \"...; exec \\\"$@\\\"\", \"sh\", "
+                       "\"{{command}}\"",
+                       quote_input(word));
   }
   return {};
 }
@@ -178,6 +187,10 @@ void read_container(const Section& s, const toml::node* section, JobSpec& job) {
     const toml::node* image = s.node("image");
     s.diag().at(image != nullptr ? *image : *section,
                 "container.image: the image every rank runs in must be given, e.g. image = \"team/train:1.4\"");
+  } else if (container.image.starts_with('-')) {
+    s.diag().at(*s.node("image"), fmt::format("container.image: {} starts with '-' (a runtime would read it as "
+                                              "an option); name an image, e.g. image = \"team/train:1.4\"",
+                                              quote_input(container.image)));
   }
   read_runtime(s, container);
   if (container.runtime == ContainerRuntime::custom) {

@@ -70,13 +70,17 @@ Result<EnvList> parse_env_file(std::string_view text, const std::string& origin)
     auto problem = [&](const std::string& why) {
       return fail(ExitCode::usage, fmt::format("{}:{}: {}", origin, number, why));
     };
+    // An error quotes at most the name: the line may be a secret's value.
     const std::size_t equals = line.find('=');
     if (equals == std::string_view::npos) {
-      return problem(fmt::format("'{}' is not NAME=VALUE", line));
+      return problem("not NAME=VALUE (no '='; the line is not shown: it may hold a secret)");
     }
     std::string name(trim(line.substr(0, equals)));
     if (!is_env_name(name)) {
-      return problem(fmt::format("'{}' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", name));
+      return problem(fmt::format("{} is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", quote_input(name)));
+    }
+    if (line.find('\0', equals) != std::string_view::npos) {
+      return problem(name + ": the value holds a NUL byte, which no environment variable can");
     }
     std::string why;
     auto value = parse_value(line.substr(equals + 1), why);

@@ -77,7 +77,15 @@ expect_exit 0 "$DDL" run "$t/order.toml" -H 127.0.0.1:1 --env-file "$t/other.env
 expect_contains "$t/out" "127.0.0.1 other "
 printf 'ORDER=x\nnot a line\n' >"$t/bad.env"
 expect_exit 2 "$DDL" run "$t/order.toml" -H 127.0.0.1:1 --env-file "$t/bad.env"
-expect_contains "$t/err" "--env-file: $t/bad.env:2: 'not a line' is not NAME=VALUE"
+expect_contains "$t/err" "--env-file: $t/bad.env:2: not NAME=VALUE (no '='; the line is not shown: it may hold a secret)"
+expect_not_contains "$t/err" "not a line"
+# A NUL byte in a value: was cut locally (exit 0) and refused over ssh
+# without the line (issue 40, item 8); now exit 2 with FILE:LINE for both.
+printf 'ORDER=x\nSECRET=ab\0cd\n' >"$t/nul.env"
+for where in localhost:1 127.0.0.1:1; do
+  expect_exit 2 "$DDL" run "$t/order.toml" -H "$where" --env-file "$t/nul.env"
+  expect_contains "$t/err" "--env-file: $t/nul.env:2: SECRET: the value holds a NUL byte, which no environment variable can"
+done
 
 # [job] setup: run before the program in the same shell, so what it sets
 # reaches the program; its failure is the rank's, with its stderr.

@@ -22,7 +22,12 @@ TEST_CASE("parse_env_file", "[env_file]") {
     CHECK(*env == EnvList{{"A", "3"}, {"B", "2"}});
   }
   SECTION("errors name the file and line") {
-    CHECK(parse_env_file("A=1\njunk\n", "f").error().message == "f:2: 'junk' is not NAME=VALUE");
+    // At most the name is quoted: a line may be a secret's value (issue 40, item 8).
+    CHECK(parse_env_file("A=1\nghp_secret\n", "f").error().message ==
+          "f:2: not NAME=VALUE (no '='; the line is not shown: it may hold a secret)");
+    // A NUL byte was cut from the value; over ssh refused without the line (issue 40, item 8).
+    CHECK(parse_env_file(std::string_view("A=1\nB=x\0y\n", 10), "f").error().message ==
+          "f:2: B: the value holds a NUL byte, which no environment variable can");
     CHECK(parse_env_file("1A=x\n", "f").error().message ==
           "f:1: '1A' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
     CHECK(parse_env_file("A=\"open\n", "f").error().message == "f:1: A: the value has no closing \"");

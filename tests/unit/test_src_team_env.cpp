@@ -121,7 +121,8 @@ TEST_CASE("the team's keys: every error with its place", "[job][team_env][errors
         "job.toml:2:12: job.env_file: /nonexistent/.env: cannot read env file: No such file or directory");
   TempFile bad("OK=1\nnot an assignment\n");
   CHECK(errors(fmt::format("[job]\nenv_file = \"{}\"\n", bad.path)) ==
-        fmt::format("job.toml:2:12: job.env_file: {}:2: 'not an assignment' is not NAME=VALUE", bad.path));
+        fmt::format("job.toml:2:12: job.env_file: {}:2: not NAME=VALUE (no '='; the line is not shown: it may "
+                    "hold a secret)", bad.path));
   CHECK(errors("[host_env.\"a*\"]\n1X = \"v\"\nY = 1.5\n") ==
         "job.toml:2:1: host_env.\"a*\": '1X' is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)\n"
         "job.toml:3:5: host_env.\"a*\".Y: expected a string, got a floating-point number");
@@ -146,6 +147,15 @@ TEST_CASE("the team's keys: every error with its place", "[job][team_env][errors
         "job.toml:3:20: container.mounts[1]: '/a:rel': the target must be an absolute path in the container\n"
         "job.toml:3:30: container.mounts[2]: expected a string, got an integer\n"
         "job.toml:4:11: container.workdir: must be an absolute path in the container");
+  // A runtime would read an option-like image as an option (issue 40, item 7).
+  CHECK(errors("[container]\nimage = \"--privileged\"\n") ==
+        "job.toml:2:9: container.image: '--privileged' starts with '-' (a runtime would read it as an option); "
+        "name an image, e.g. image = \"team/train:1.4\"");
+  // {command} inside a word was left as text: the program never ran, exit 0 (issue 40, item 6).
+  CHECK(errors("[container]\nimage = \"i\"\nruntime = [\"sh\", \"-c\", \"echo wrapped: {command}\", \"{image}\"]\n") ==
+        "job.toml:3:24: container.runtime[2]: 'echo wrapped: {command}': {command} must be a word of its own (the "
+        "program's words go there, one for one); to run them from a shell, write \"sh\", \"-c\", \"...; exec "
+        "\\\"$@\\\"\", \"sh\", \"{command}\"");
   CHECK(errors("[container]\nimage = \"i\"\nimag = \"j\"\n") ==
         "job.toml:3:1: unknown key 'imag' in [container]; did you mean 'image'?");
 }
