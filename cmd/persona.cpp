@@ -10,13 +10,22 @@
 #include <spdlog/spdlog.h>
 
 #include "cmd/command.hpp"
+#include "cmd/interpreter_check.hpp"
 #include "cmd/run.hpp"
 
 namespace ddl::cmd {
 
 namespace {
 
-Result<int> run_launch(persona::Launch& launch) {
+// The module a launcher's ranks need from their Python (its own interpreter
+// has it): "" for launchers that run any program.
+std::string needed_module(std::string_view persona) {
+  if (persona == "torchrun") return "torch";
+  if (persona == "deepspeed") return "deepspeed";
+  return "";
+}
+
+Result<int> run_launch(persona::Launch& launch, const std::string& module) {
   CommonOptions common;
   common.job_file = launch.job_file;
   common.overrides = launch.overrides;
@@ -34,6 +43,9 @@ Result<int> run_launch(persona::Launch& launch) {
   }
   if (auto has_command = require_command(*job); !has_command) {
     return fail(has_command.error());
+  }
+  if (!module.empty()) {
+    warn_interpreter_without(*job, module);
   }
   auto after_plan = [&launch](JobSpec& planned_job, const PlannedJob& planned) -> Result<void> {
     const persona::PlanView view{planned.plan, planned.backend->ranks_are_local()};
@@ -68,7 +80,7 @@ int run_persona(const persona::Persona& persona, const std::vector<std::string>&
     write_stdout(persona.help());
     return 0;
   }
-  auto code = run_launch(*launch);
+  auto code = run_launch(*launch, needed_module(persona.name));
   return code ? *code : report(code.error());
 }
 

@@ -111,6 +111,44 @@ std::string rank_error_text(int rank, const RankError& error) {
   return text;
 }
 
+// The interpreter that ran a rank, when its argv shows one (PYTHON ARGS, or
+// sh -c "PYTHON ..."): what a missing module is to be found in.
+std::string interpreter_of(const RankLaunch& launch) {
+  std::vector<std::string> words = launch.argv;
+  if (words.size() == 3 && words[1] == "-c" && words[0].ends_with("sh")) {
+    words = split(trim(words[2]), ' ');
+  }
+  if (words.empty()) {
+    return "";
+  }
+  const std::string& first = words.front();
+  const std::string name = first.substr(first.rfind('/') + 1);
+  return name.starts_with("python") ? first : "";
+}
+
+// "No module named 'torch'" in a rank's last lines: which interpreter ran it.
+std::string missing_module_text(const RankLaunch& launch, int rank, const std::deque<std::string>& stderr_tail) {
+  constexpr std::string_view k_marker = "No module named '";
+  for (const auto& line : stderr_tail) {
+    const std::size_t at = line.find(k_marker);
+    if (at == std::string::npos) {
+      continue;
+    }
+    const std::size_t from = at + k_marker.size();
+    const std::string module = line.substr(from, line.find('\'', from) - from);
+    const std::string python = interpreter_of(launch);
+    if (python.empty()) {
+      return fmt::format("ddl: rank {} found no module '{}' on {}; the Python that ran it lacks it\n", rank, module,
+                         launch.host.name);
+    }
+    return fmt::format("ddl: rank {} ran {}{} on {}, which has no module '{}': name another with --python or [job] "
+                       "python\n",
+                       rank, python, python.find('/') == std::string::npos ? " (the first on its PATH)" : "",
+                       launch.host.name, module);
+  }
+  return "";
+}
+
 } // namespace
 
 std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
@@ -127,6 +165,7 @@ std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
     for (const auto& line : stderr_tail) {
       text += fmt::format("  [{}] {}\n", first.rank, line);
     }
+    text += missing_module_text(launch, first.rank, stderr_tail);
   }
   return error ? text + rank_error_text(first.rank, *error) : text;
 }
