@@ -63,7 +63,7 @@ Result<int> run_ps(const LiveOptions& opts) {
   for (const LiveJob& job : *jobs) {
     if (!job.answered) {
       print_warning(did_not_answer(job));
-      rows.push_back({job.id(), "?", "?", "?", "not answering", "?"});
+      rows.push_back({job.id(), "?", "?", "?", job.info.value("state", "not answering"), "?"});
       continue;
     }
     std::string state = job.info.value("state", "");

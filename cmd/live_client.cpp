@@ -17,6 +17,7 @@
 
 #include <fmt/core.h>
 
+#include "src/util/file.hpp"
 #include "src/util/log.hpp"
 #include "src/util/runtime_dir.hpp"
 
@@ -43,9 +44,28 @@ struct Asking {
   int fd = -1;
   std::string in;
   std::optional<Json> info;
-  bool gone = false;  // nobody listens there, or it closed without an answer (it is ending)
-  bool done() const { return info.has_value() || gone; }
+  bool gone = false;     // nobody listens there, or it closed without an answer (it is ending)
+  bool stopped = false;  // its ddl is stopped (Ctrl-Z, SIGSTOP) or traced: it cannot answer
+  bool done() const { return info.has_value() || gone || stopped; }
 };
+
+// The pid of the ddl that listens on "DIR/12345.sock".
+pid_t socket_pid(const std::string& socket) {
+  return static_cast<pid_t>(std::stoll(std::filesystem::path(socket).stem().string()));
+}
+
+// Whether `pid` is stopped (state T, or t under a tracer), read from
+// /proc/PID/stat after the last ')' (the name before it is the process's).
+bool is_stopped(pid_t pid) {
+  CappedRead file = read_capped(fmt::format("/proc/{}/stat", pid), 4096);
+  const std::string& stat = file.text;
+  const std::size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) {
+    return false;
+  }
+  const char state = stat[close + 2];
+  return state == 'T' || state == 't';
+}
 
 // Connects (never blocking) and sends "info"; false while the backlog is full.
 bool try_ask(Asking& ask) {
@@ -58,6 +78,15 @@ bool try_ask(Asking& ask) {
       print_warning(fd.error().message);
     }
     ask.gone = true;
+    return true;
+  }
+  // A socket that takes connections, or whose backlog is full, is a live
+  // ddl's (not a stale one's whose pid was reused): stopped, it never answers.
+  if (is_stopped(socket_pid(ask.socket))) {
+    if (*fd) {
+      ::close(**fd);
+    }
+    ask.stopped = true;
     return true;
   }
   if (!*fd) {
@@ -120,15 +149,19 @@ void ask_all(std::vector<Asking>& asks, Clock::time_point deadline) {
 }
 
 // What `ps` knows of a job that did not answer: its id (the socket's stem).
-Json silent_info(const std::string& socket) {
+Json silent_info(const std::string& socket, bool stopped) {
   std::string id = std::filesystem::path(socket).stem().string();
-  return Json{{"id", id}, {"pid", std::stoll(id)}, {"state", "not answering"}};
+  return Json{{"id", id}, {"pid", std::stoll(id)}, {"state", stopped ? "stopped" : "not answering"}};
 }
 
 } // namespace
 
 std::string did_not_answer(const LiveJob& job) {
   std::string who = job.name().empty() ? job.id() : fmt::format("{} ({})", job.name(), job.id());
+  if (job.stopped) {
+    return fmt::format("job {} is stopped (its ddl, pid {}, by Ctrl-Z or SIGSTOP); `kill -CONT {}` resumes it", who,
+                       job.id(), job.id());
+  }
   return fmt::format("job {} did not answer within {}s (its ddl is stopped, or busy)", who,
                      k_answer_budget.count());
 }
@@ -160,7 +193,7 @@ Result<std::vector<LiveJob>> running_jobs() {
     if (ask.info) {
       jobs.push_back({ask.socket, std::move(*ask.info), true});
     } else if (!ask.gone) {
-      jobs.push_back({ask.socket, silent_info(ask.socket), false});
+      jobs.push_back({ask.socket, silent_info(ask.socket, ask.stopped), false, ask.stopped});
     }
   }
   std::ranges::sort(jobs, {}, [](const LiveJob& job) { return job.info.value("started", ""); });
@@ -174,6 +207,7 @@ Result<LiveJob> find_job(const std::string& word) {
   }
   std::vector<LiveJob> named;
   std::vector<std::string> silent;
+  std::vector<std::string> stopped;
   for (const LiveJob& job : *jobs) {
     if (job.id() == word && !job.answered) {
       return fail(ExitCode::launch, did_not_answer(job));
@@ -182,7 +216,7 @@ Result<LiveJob> find_job(const std::string& word) {
       return job;
     }
     if (!job.answered) {
-      silent.push_back(job.id());
+      (job.stopped ? stopped : silent).push_back(job.id());
     } else if (job.name() == word) {
       named.push_back(job);
     }
@@ -198,14 +232,24 @@ Result<LiveJob> find_job(const std::string& word) {
     return fail(ExitCode::usage, fmt::format("{} running jobs are named '{}' (ids {}); name one by its id",
                                              named.size(), word, ids));
   }
-  if (!silent.empty()) {
-    std::string ids;
-    for (const std::string& id : silent) {
-      ids += fmt::format("{}{}", ids.empty() ? "" : ", ", id);
+  if (!silent.empty() || !stopped.empty()) {
+    auto listed = [](const std::vector<std::string>& ids) {
+      std::string text;
+      for (const std::string& id : ids) {
+        text += fmt::format("{}{}", text.empty() ? "" : ", ", id);
+      }
+      return fmt::format("job{} {}", ids.size() == 1 ? "" : "s", text);
+    };
+    std::string why;
+    if (!silent.empty()) {
+      why = fmt::format("{} did not answer within {}s (its ddl is stopped, or busy)", listed(silent),
+                        k_answer_budget.count());
     }
-    return fail(ExitCode::launch, fmt::format("no job that answered is named '{}'; job{} {} did not answer within "
-                                              "{}s (its ddl is stopped, or busy), and may be it",
-                                              word, silent.size() == 1 ? "" : "s", ids, k_answer_budget.count()));
+    if (!stopped.empty()) {
+      why += fmt::format("{}{} {} stopped (Ctrl-Z or SIGSTOP; kill -CONT resumes)", why.empty() ? "" : "; ",
+                         listed(stopped), stopped.size() == 1 ? "is" : "are");
+    }
+    return fail(ExitCode::launch, fmt::format("no job that answered is named '{}'; {}, and may be it", word, why));
   }
   return fail(ExitCode::usage, fmt::format("no running ddl job of yours is named or numbered '{}' ('ddl ps' "
                                            "lists them)", word));

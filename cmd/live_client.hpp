@@ -22,7 +22,8 @@ inline constexpr std::chrono::seconds k_answer_budget{3};
 struct LiveJob {
   std::string socket;     // its path
   Json info;              // what "info" answered (id, name, ranks, hosts, state, ...)
-  bool answered = true;   // false: info holds only id, pid and state "not answering"
+  bool answered = true;   // false: info holds only id, pid and state "not answering" or "stopped"
+  bool stopped = false;   // its ddl is stopped (state T): listed at once, never waited for
   std::string id() const { return info.value("id", ""); }
   std::string name() const { return info.value("name", ""); }
 };
