@@ -3,7 +3,6 @@
 // the same plan, backend and supervisor as `ddl run`; rank 0 leaves the
 // nccl-tests table and the JSON in the rendezvous, and this prints them.
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +14,8 @@
 #include "cmd/command.hpp"
 #include "cmd/pipeline.hpp"
 #include "src/collectives/bench_worker.hpp"
+#include "src/util/file.hpp"
+#include "src/util/own_path.hpp"
 
 namespace ddl::cmd {
 
@@ -27,10 +28,13 @@ struct BenchCommand {
 };
 
 Result<void> write_json_file(const std::string& path, const std::string& json) {
-  std::ofstream out(path, std::ios::trunc);
-  out << json;
-  out.close();
-  if (!out) {
+  auto fd = open_named_file(path, false, "--output_file");
+  if (!fd) {
+    return fail(fd.error());
+  }
+  const bool written = write_fully(*fd, json);
+  ::close(*fd);
+  if (!written) {
     return fail(ExitCode::usage, fmt::format("cannot write --output_file '{}'", path));
   }
   return {};

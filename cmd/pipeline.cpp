@@ -21,11 +21,13 @@
 #include "src/launch/supervisor.hpp"
 #include "src/render/container.hpp"
 #include "src/render/frameworks/horovod.hpp"
+#include "src/render/frameworks/tensorflow.hpp"
 #include "src/render/frameworks/torch.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/file.hpp"
 #include "src/util/own_path.hpp"
 #include "src/util/phase_timer.hpp"
+#include "src/util/rank_logs.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/net_resolve.hpp"
 
@@ -84,6 +86,8 @@ public:
         return fail(ExitCode::usage, own.error().message);
       }
       path_ = *own;
+      // A link planted while the folder was not yet safe must not become a rank's error file.
+      remove_foreign_files(path_, rank_file_suffix(RankFile::error_json));
       return {};
     }
     path_ = make_private_dir("ddl-errors");
@@ -435,6 +439,7 @@ Result<int> launch_job(const JobSpec& job, PlannedJob& planned, const LaunchOpti
   supervisor.stop = job.stop;
   supervisor.hang = job.watchdog;
   supervisor.progress = round->progress;
+  supervisor.job_ending_rank = tf_job_ending_rank(job, round->plan);
   auto live = options.live ? start_live(job, planned, options.output.host_ranks) : nullptr;
   if (live) {
     attach_live(*live, supervisor);

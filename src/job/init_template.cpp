@@ -5,11 +5,14 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+
+#include <unistd.h>
 
 #include <fmt/core.h>
 
 #include "src/util/embedded.hpp"
+#include "src/util/file.hpp"
+#include "src/util/own_path.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -56,14 +59,18 @@ Result<std::vector<PlannedFile>> plan_files(std::string_view name, const std::st
   return plan_kubernetes(path, *toml, *yaml);
 }
 
-Result<void> write_file(const PlannedFile& file) {
-  std::ofstream out(file.path, std::ios::binary | std::ios::trunc);
-  if (out) {
-    out << file.contents;
-    out.flush();
+// Never through another user's link; without --force never over a file
+// that appeared after the check below.
+Result<void> write_file(const PlannedFile& file, bool force) {
+  auto fd = open_named_file(file.path, !force, "file");
+  if (!fd) {
+    return fail(fd.error());
   }
-  if (!out) {
-    return fail(ExitCode::usage, fmt::format("cannot write '{}': {}", file.path, std::strerror(errno)));
+  const bool written = write_fully(*fd, file.contents);
+  const int saved = errno;
+  ::close(*fd);
+  if (!written) {
+    return fail(ExitCode::usage, fmt::format("cannot write '{}': {}", file.path, std::strerror(saved)));
   }
   return {};
 }
@@ -101,7 +108,7 @@ Result<std::vector<std::string>> write_init_template(std::string_view name, cons
   }
   std::vector<std::string> written;
   for (const PlannedFile& file : *planned) {
-    if (auto ok = write_file(file); !ok) {
+    if (auto ok = write_file(file, force); !ok) {
       return fail(ok.error());
     }
     written.push_back(file.path);

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <vector>
 
 #include <fcntl.h>
@@ -193,6 +194,44 @@ Result<std::string> read_own_file(const std::string& path, std::string_view what
   }
   ::close(*fd);
   return fail(ExitCode::usage, fmt::format("{} {} is larger than {} bytes", what, path, max_bytes));
+}
+
+Result<int> open_named_file(const std::string& path, bool exclusive, std::string_view what) {
+  const std::string who = fmt::format("{} {}", what, path);
+  const int write = O_WRONLY | O_CLOEXEC;
+  struct stat info {};
+  int fd = -1;
+  if (::lstat(path.c_str(), &info) != 0 && errno == ENOENT) {
+    fd = ::open(path.c_str(), write | O_CREAT | O_EXCL, 0644);
+  } else if (exclusive) {
+    errno = EEXIST;
+  } else if (S_ISLNK(info.st_mode) && info.st_uid != ::geteuid() && info.st_uid != 0) {
+    return refuse(who, "is a symbolic link owned by " + describe_owner(info.st_uid));
+  } else {
+    fd = ::open(path.c_str(), write | O_TRUNC | (S_ISLNK(info.st_mode) ? 0 : O_NOFOLLOW));
+  }
+  if (fd < 0) {
+    const int saved = errno;
+    if (saved == EEXIST) return fail(ExitCode::usage, fmt::format("{} already exists", who));
+    return fail(ExitCode::usage, fmt::format("cannot write {}: {}", who, std::strerror(saved)));
+  }
+  return fd;
+}
+
+void remove_foreign_files(const std::string& folder, std::string_view suffix) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    struct stat info {};
+    const std::string path = entry.path().string();
+    if (::lstat(path.c_str(), &info) == 0 &&
+        (!S_ISREG(info.st_mode) || info.st_uid != ::geteuid() || info.st_nlink > 1 || others_can_write(info))) {
+      ::unlink(path.c_str());
+    }
+  }
 }
 
 } // namespace ddl

@@ -40,6 +40,22 @@ Result<int> open_own_file(const std::string& path, int flags, std::string_view w
 // (ExitCode::usage) when it holds more than `max_bytes`.
 Result<std::string> read_own_file(const std::string& path, std::string_view what, std::size_t max_bytes);
 
+// Opens `path`, a file the user named on the command line (ddl init FILE,
+// bench --output_file) for writing, as a shell's `>` would, but never
+// through another user's link: a symbolic link there must be the user's or
+// root's (/dev/stdout is), else it is refused (ExitCode::usage) naming its
+// owner, as the kernel's protected_symlinks does in sticky folders. A path
+// that is not there is created with O_EXCL (a link planted after the look
+// is not followed); with `exclusive` an existing one is refused ("already
+// exists"). The open file descriptor.
+Result<int> open_named_file(const std::string& path, bool exclusive, std::string_view what);
+
+// Removes the entries of `folder` whose names end with `suffix` that are
+// not regular files of the user's own with one link (a link or another
+// user's file planted while the folder was not yet safe): files that ddl
+// hands out to ranks by name, such as torch's error files.
+void remove_foreign_files(const std::string& folder, std::string_view suffix);
+
 // "uid 1001 (alice)", or "uid 1001" when the user has no name.
 std::string describe_owner(uid_t uid);
 

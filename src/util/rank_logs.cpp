@@ -5,9 +5,7 @@
 
 namespace ddl {
 
-namespace {
-
-std::string_view suffix(RankFile file) {
+std::string_view rank_file_suffix(RankFile file) {
   switch (file) {
   case RankFile::log: return ".log";
   case RankFile::stdout_log: return ".stdout.log";
@@ -17,10 +15,8 @@ std::string_view suffix(RankFile file) {
   return ".log";
 }
 
-} // namespace
-
 std::string rank_log_path(std::string_view dir, int rank, int attempt, RankFile file) {
-  return fmt::format("{}/rank-{}.attempt-{}{}", dir, rank, attempt, suffix(file));
+  return fmt::format("{}/rank-{}.attempt-{}{}", dir, rank, attempt, rank_file_suffix(file));
 }
 
 std::vector<std::string> rank_output_logs(std::string_view dir, int rank, int attempt, bool split) {

@@ -18,6 +18,9 @@ enum class RankFile {
   error_json,  // torch's TORCHELASTIC_ERROR_FILE: rank-R.attempt-A.error.json
 };
 
+// ".log", ".error.json", ...: how the file's name ends.
+std::string_view rank_file_suffix(RankFile file);
+
 // "DIR/rank-R.attempt-A.log" and its siblings.
 std::string rank_log_path(std::string_view dir, int rank, int attempt, RankFile file = RankFile::log);
 

@@ -146,6 +146,38 @@ command = "echo rank >>$t/ran"
 TOML
 refused "log folder $logs (owned by uid 0 (root)) can be written by others (mode 0777); refusing" \
   "$DDL" run "$t/logs.toml"
+# torch's error file in a log folder that was once open to others: the
+# other user's link there is removed, never handed to a rank as
+# TORCHELASTIC_ERROR_FILE, nor read back into the summary.
+errs=$shared/errlogs
+mkdir -m 777 "$errs"
+as_other ln -s "$t/rootfile" "$errs/rank-0.attempt-0.error.json"
+chmod 755 "$errs"
+expect_exit 3 "$DDL" run --log-dir "$errs" -- sh -c \
+  'printf "{\"message\":\"via rank\"}" >"$TORCHELASTIC_ERROR_FILE"; exit 3'
+untouched
+[[ ! -L $errs/rank-0.attempt-0.error.json ]] || fail "the other user's link was left as the rank's error file"
+expect_contains "$t/err" "via rank"  # the rank's own file, written by it afresh
+chmod 777 "$errs"
+rm -f "$errs/rank-0.attempt-0.error.json"
+as_other ln -s "$t/rootfile" "$errs/rank-0.attempt-0.error.json"
+chmod 755 "$errs"
+expect_exit 3 "$DDL" run --log-dir "$errs" -- sh -c 'exit 3'
+untouched
+expect_not_contains "$t/err" "root secret"
+
+# Files named on the command line (ddl init FILE, bench --output_file) are
+# written as `>` would, but never through another user's link.
+as_other ln -s "$t/rootfile" "$shared/init.toml"
+refused "file $shared/init.toml is a symbolic link owned by $owner; refusing" \
+  "$DDL" init --template torch "$shared/init.toml" --force
+as_other ln -s "$t/rootfile" "$shared/bench.json"
+refused "--output_file $shared/bench.json is a symbolic link owned by $owner; refusing" \
+  "$DDL" bench allreduce -H localhost:2 -b 8 -e 8 --output_file "$shared/bench.json"
+expect_exit 0 "$DDL" init --template torch "$shared/mine.toml"
+expect_exit 0 "$DDL" bench allreduce -H localhost:2 -b 8 -e 8 --output_file "$shared/mybench.json"
+expect_contains "$shared/mybench.json" '"avg_busbw"'
+
 # A log folder of root's own still works, made when missing.
 expect_exit 0 "$DDL" run --log-dir "$shared/mylogs/a" -- echo hello
 expect_contains "$shared/mylogs/a/rank-0.attempt-0.log" "hello"
