@@ -171,6 +171,7 @@ struct State {
   std::vector<std::string> mpirun_args;
   std::optional<std::string> start_timeout;
   std::string controller;  // "", "gloo" or "mpi"
+  bool discovery = false;  // --host-discovery-script
   std::map<std::string, std::string> tuned;  // variable -> value, the last flag wins
   std::vector<std::string> tuned_order;
 };
@@ -286,6 +287,7 @@ Result<void> read_value(const Given& given, State& state) {
   case hosts: o.hosts.push_back(given.value()); return {};
   case hostfile: o.hostfile = given.value(); return {};
   case host_discovery_script:
+    state.discovery = true;
     launch.job_edits.push_back([script = given.value()](JobSpec& job) {
       job.hosts.list.clear();
       job.hosts.hostfile.clear();
@@ -375,6 +377,13 @@ void rank_env(State& state, const Machine& machine) {
 }
 
 Result<void> controller(State& state) {
+  // Horovod's elastic mode needs Gloo (horovodrun runs it on Gloo whatever
+  // the controller asked for); ddl's mpirun backend starts one fixed world.
+  if (state.controller == "mpi" && (state.least || state.most || state.discovery)) {
+    return fail(ExitCode::usage, "--mpi: elastic Horovod (--min-np, --max-np, --host-discovery-script) runs on Gloo, "
+                                 "as horovodrun runs it; drop --mpi (ddl's Gloo restarts the gang on the hosts left), "
+                                 "or the elastic options for one MPI world");
+  }
   if (state.start_timeout) {
     auto seconds = parse_int(*state.start_timeout);
     if (!seconds || *seconds < 1) {

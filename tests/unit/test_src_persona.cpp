@@ -286,15 +286,23 @@ TEST_CASE("read_horovodrun", "[persona]") {
     CHECK(job.launch.backend == BackendKind::automatic);
   }
   SECTION("--mpi, NICs, the elastic range") {
-    auto launch = read_horovodrun({"--mpi", "-np", "8", "--min-np", "4", "--max-np", "12", "--network-interface",
-                                   "eth1", "--mpi-args=--map-by ppr:4:node", "python", "t.py"},
+    auto launch = read_horovodrun({"--mpi", "-np", "8", "--network-interface", "eth1",
+                                   "--mpi-args=--map-by ppr:4:node", "python", "t.py"},
                                   fake.machine());
     REQUIRE(launch);
-    CHECK(launch->overrides.np == "4:12");
+    CHECK(launch->overrides.np == "8");
     JobSpec job = job_of(*launch);
     CHECK(job.launch.backend == BackendKind::mpirun);
     CHECK(job.mpirun.args ==
           std::vector<std::string>{"--map-by", "ppr:4:node", "--mca", "btl_tcp_if_include", "eth1"});
+    auto elastic = read_horovodrun({"-np", "8", "--min-np", "4", "--max-np", "12", "python", "t.py"}, fake.machine());
+    REQUIRE(elastic);
+    CHECK(elastic->overrides.np == "4:12");
+    // Elastic Horovod runs on Gloo: not with --mpi.
+    for (const char* option : {"--min-np", "--max-np", "--host-discovery-script"}) {
+      CHECK(error_of(read_horovodrun({"--mpi", "-np", "4", option, "4", "python", "t.py"}, fake.machine()))
+                .starts_with("--mpi: elastic Horovod (--min-np, --max-np, --host-discovery-script) runs on Gloo"));
+    }
   }
   SECTION("refused and bad values") {
     CHECK(error_of(read_horovodrun({"--jsrun", "python"}, fake.machine())).starts_with("--jsrun: LSF's jsrun"));
@@ -321,8 +329,16 @@ TEST_CASE("read_mpirun", "[persona]") {
     CHECK(std::ranges::find(job.env_pass, "MY_VAR") != job.env_pass.end());
     CHECK(job.command == std::vector<std::string>{"./ring_c", "-np", "1"});
   }
-  SECTION("a mapping that deals ranks across hosts is refused") {
-    CHECK(error_of(read_mpirun({"--map-by", "node", "./a"}, fake.machine())).starts_with("--map-by node: would deal"));
+  SECTION("--map-by node deals ranks over the hosts in the plan; seq and span are refused") {
+    auto node = read_mpirun({"--map-by", "node", "--oversubscribe", "./a"}, fake.machine());
+    REQUIRE(node);
+    CHECK(job_of(*node).placement.by_node);
+    CHECK(job_of(*node).placement.oversubscribe);
+    CHECK(job_of(*node).mpirun.args.empty());
+    auto rank_by = read_mpirun({"--rank-by", "node", "./a"}, fake.machine());
+    REQUIRE(rank_by);
+    CHECK(job_of(*rank_by).placement.by_node);
+    CHECK(error_of(read_mpirun({"--map-by", "seq", "./a"}, fake.machine())).starts_with("--map-by seq: is not in"));
     auto ppr = read_mpirun({"--map-by", "ppr:2:node", "./a"}, fake.machine());
     REQUIRE(ppr);
     CHECK(job_of(*ppr).hosts.slots_each == 2);
