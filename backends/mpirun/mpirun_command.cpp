@@ -57,6 +57,23 @@ std::vector<std::string> launcher_options(const MpirunSettings& settings, int wo
   return argv;
 }
 
+// Whether the plan deals ranks over the hosts (--map-by node): a host's
+// ranks are not adjacent.
+bool dealt_by_node(std::span<const RankLaunch> launches) {
+  std::vector<std::string> seen;
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const std::string& name = launches[i].host.name;
+    if (i > 0 && name == launches[i - 1].host.name) {
+      continue;
+    }
+    if (std::ranges::find(seen, name) != seen.end()) {
+      return true;
+    }
+    seen.push_back(name);
+  }
+  return false;
+}
+
 } // namespace
 
 std::string hydra_rsh_script(const std::string& ddl_path) {
@@ -106,11 +123,20 @@ Result<LauncherCommand> build_mpirun_command(std::span<const RankLaunch> launche
                                              "or none, or backend local, ssh or Open MPI's mpirun",
                                              stdin_target));
   }
+  const bool by_node = dealt_by_node(launches);
+  if (hydra && by_node) {
+    return fail(ExitCode::usage, "--map-by node: MPICH's mpiexec numbers ranks host by host here; use Open MPI's "
+                                 "mpirun, or backend local, ssh or slurm");
+  }
   const int world = static_cast<int>(launches.size());
   LauncherCommand command;
   command.note = hydra ? "values of -genvlist NAMES come from the environment, never the command line"
                        : "values of -x NAME come from the environment, never the command line";
   command.argv = launcher_options(settings, world, stdin_target);
+  if (by_node) {
+    // The hostfile holds each host's count of ranks: mpirun deals them as the plan does.
+    command.argv.insert(command.argv.end(), {"--map-by", "node"});
+  }
   // Variables forwarded by name: the shared ones, then each rank's blob.
   std::vector<std::string> names;
   for (const auto& [name, value] : env->shared) {

@@ -79,6 +79,10 @@ struct PlacementSection {
   PlacementStrategy strategy = PlacementStrategy::in_order;  // key absent: hosts in order
   Labels constraints;             // hosts whose labels do not match are left out
   std::string order;              // a label: hosts sharing its value get adjacent ranks
+  // Not keys: mpirun's mapping (ddl mpirun --map-by node / --rank-by node,
+  // --oversubscribe), in the plan for every backend.
+  bool by_node = false;           // ranks dealt round-robin over the hosts, full ones skipped
+  bool oversubscribe = false;     // np above the slots: the extra ranks shared out over the hosts
 };
 
 struct SshSection {

@@ -14,7 +14,7 @@ namespace ddl::persona {
 namespace {
 
 enum Flag {
-  np = 1, host, hostfile, export_env, mca, gmca, bind_to, map_by, npernode, oversubscribe, wdir, tag_output,
+  np = 1, host, hostfile, export_env, mca, gmca, bind_to, map_by, rank_by, npernode, oversubscribe, wdir, tag_output,
   timestamp_output, output_filename, allow_run_as_root, quiet, verbose, timeout, do_not_launch, prefix,
   report_bindings, display_map, version
 };
@@ -28,9 +28,13 @@ std::vector<Option> make_table() {
       {{"--mca"}, Arity::two_values, "KEY VALUE", "Given to mpirun", mca},
       {{"--gmca"}, Arity::two_values, "KEY VALUE", "Given to mpirun", gmca},
       {{"--bind-to"}, Arity::value, "WHAT", "Given to mpirun", bind_to},
-      {{"--map-by"}, Arity::value, "WHAT", "Given to mpirun, unless it reorders ranks across hosts", map_by},
+      {{"--map-by"}, Arity::value, "slot|node|ppr:N:node|core...", "Where ranks go: node deals them over the hosts",
+       map_by},
+      {{"--rank-by"}, Arity::value, "slot|node|core...", "How ranks are numbered: node deals them over the hosts",
+       rank_by},
       {{"-N", "--npernode"}, Arity::value, "N", "Ranks on every host", npernode},
-      {{"--oversubscribe"}, Arity::flag, "", "Given to mpirun", oversubscribe},
+      {{"--oversubscribe"}, Arity::flag, "", "More ranks than slots: the rest shared out over the hosts",
+       oversubscribe},
       {{"--wdir", "-wd"}, Arity::value, "DIR", "[job] workdir: the ranks start there", wdir},
       {{"--tag-output"}, Arity::flag, "", "Accepted; ddl tags every line with its rank", tag_output},
       {{"--timestamp-output"}, Arity::flag, "", "ddl --timestamps", timestamp_output},
@@ -82,18 +86,27 @@ Result<void> read_export(const Given& given, State& state, const Machine& machin
   return {};
 }
 
-// --map-by: a policy that fills hosts one after another keeps ddl's rank
-// order (the hostfile lists each host's ranks); one that deals ranks across
-// hosts would not match the plan every rank's variables come from.
+std::string lowered(std::string text) {
+  std::ranges::transform(text, text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// --map-by: in the plan, for every backend. node (and --rank-by node) deals
+// the ranks round-robin over the hosts (placement.by_node; the mpirun backend
+// then gives mpirun --map-by node itself); slot, core, ppr:N:node fill hosts
+// one after another as ddl does (given to mpirun too). seq, dist, rankfile
+// and span have no plan of ddl's.
 Result<void> read_map_by(const Given& given, State& state) {
   const std::vector<std::string> parts = split(given.value(), ':');
-  std::string policy = parts.front();
-  std::ranges::transform(policy, policy.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string policy = lowered(parts.front());
   const bool spans =
       std::ranges::any_of(parts, [](const std::string& part) { return part == "span" || part == "SPAN"; });
+  if (policy == "node" && parts.size() == 1) {
+    state.launch.job_edits.push_back([](JobSpec& job) { job.placement.by_node = true; });
+    return {};
+  }
   if (policy == "node" || policy == "seq" || policy == "dist" || policy == "rankfile" || spans) {
-    return option_error(given, "would deal ranks across hosts, but ddl numbers them host by host (rank 0.. on "
-                               "the first host): use --map-by slot, core or ppr:N:node, or -N N");
+    return option_error(given, "is not in ddl's plan: use --map-by slot, node, core or ppr:N:node, or -N N");
   }
   if (policy == "ppr" && parts.size() >= 3 && parts[2] == "node") {
     auto count = parse_int(parts[1]);
@@ -122,6 +135,16 @@ Result<void> read_value(const Given& given, State& state, const Machine& machine
     state.args.insert(state.args.end(), {std::string(given.option->names.front()), given.value()});
     return {};
   case map_by: return read_map_by(given, state);
+  case rank_by: {
+    const std::string policy = lowered(given.value());
+    if (policy == "node") {
+      state.launch.job_edits.push_back([](JobSpec& job) { job.placement.by_node = true; });
+    } else if (policy != "slot" && policy != "core" && policy != "hwthread" && policy != "socket" &&
+               policy != "numa" && policy != "board") {
+      return option_error(given, "is not one of slot, node, core, hwthread, socket, numa, board");
+    }
+    return {};
+  }
   case npernode: {
     auto count = int_value(given, 1, 100'000);
     if (!count) {
@@ -154,6 +177,8 @@ Result<void> read_option(const Given& given, State& state, const Machine& machin
   }
   switch (given.option->id) {
   case oversubscribe:
+    state.launch.job_edits.push_back([](JobSpec& job) { job.placement.oversubscribe = true; });
+    return {};
   case report_bindings:
   case display_map: state.args.emplace_back(given.option->names.front()); return {};
   case tag_output:

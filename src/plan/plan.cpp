@@ -2,6 +2,7 @@
 #include "src/plan/plan.hpp"
 
 #include <algorithm>
+
 #include <fmt/core.h>
 
 namespace ddl {
@@ -111,6 +112,66 @@ Result<void> assign_tf_roles(const JobSpec& job, std::vector<RankSlot>& ranks) {
   return {};
 }
 
+// --oversubscribe: `extra` ranks beyond the slots, one more per host in
+// turn (as mpirun's byslot mapper shares out what the slots did not hold).
+void oversubscribe(Placement& placed, long long extra) {
+  for (long long i = 0; i < extra; ++i) {
+    ++placed.ranks[static_cast<std::size_t>(i) % placed.ranks.size()];
+  }
+  placed.how += fmt::format(", oversubscribed by {}", extra);
+}
+
+// --map-by node: `np` ranks dealt one per host in turn over the hosts that
+// `placed` fills (every eligible slot), a full host skipped; hosts left
+// without a rank leave the placement.
+void deal_over_hosts(Placement& placed, long long np) {
+  std::vector<int> dealt(placed.ranks.size(), 0);
+  for (long long given = 0; given < np;) {
+    for (std::size_t h = 0; h < dealt.size() && given < np; ++h) {
+      if (dealt[h] < placed.ranks[h]) {
+        ++dealt[h];
+        ++given;
+      }
+    }
+  }
+  Placement kept;
+  for (std::size_t h = 0; h < dealt.size(); ++h) {
+    if (dealt[h] > 0) {
+      kept.hosts.push_back(placed.hosts[h]);
+      kept.ranks.push_back(dealt[h]);
+    } else {
+      placed.left_out.push_back({placed.hosts[h].name, "not needed: --map-by node dealt every rank before it"});
+    }
+  }
+  placed.hosts = std::move(kept.hosts);
+  placed.ranks = std::move(kept.ranks);
+  placed.how += ", ranks dealt over the hosts (--map-by node)";
+}
+
+// Each host's rank numbers: host by host (mpirun's --map-by slot), or dealt
+// round-robin over the hosts, a full host skipped (--map-by node).
+std::vector<std::vector<int>> rank_numbers(const std::vector<int>& counts, bool by_node) {
+  std::vector<std::vector<int>> numbers(counts.size());
+  int rank = 0;
+  if (!by_node) {
+    for (std::size_t h = 0; h < counts.size(); ++h) {
+      for (int i = 0; i < counts[h]; ++i) {
+        numbers[h].push_back(rank++);
+      }
+    }
+    return numbers;
+  }
+  const int most = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  for (int round = 0; round < most; ++round) {
+    for (std::size_t h = 0; h < counts.size(); ++h) {
+      if (round < counts[h]) {
+        numbers[h].push_back(rank++);
+      }
+    }
+  }
+  return numbers;
+}
+
 } // namespace
 
 Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
@@ -136,9 +197,17 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
     return fail(ExitCode::usage, fmt::format("{} ranks is above ddl's limit of {}", np,
                                              k_max_world_size));
   }
-  auto placed = place_ranks(job.placement, inventory, np);
+  // --oversubscribe: every slot, then the rest shared out over those hosts.
+  const long long fitted = job.placement.oversubscribe ? std::min(np, slots) : np;
+  auto placed = place_ranks(job.placement, inventory, job.placement.by_node ? slots : fitted);
   if (!placed) {
     return fail(placed.error());
+  }
+  if (job.placement.by_node) {
+    deal_over_hosts(*placed, fitted);
+  }
+  if (fitted < np) {
+    oversubscribe(*placed, np - fitted);
   }
   Plan plan;
   plan.job = job.name;
@@ -146,15 +215,16 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
   plan.ranks.reserve(static_cast<std::size_t>(np));
   plan.placement = std::move(placed->how);
   plan.left_out = std::move(placed->left_out);
-  int rank = 0;
+  plan.ranks.resize(static_cast<std::size_t>(np));
+  const auto numbers = rank_numbers(placed->ranks, job.placement.by_node);
   for (std::size_t h = 0; h < placed->hosts.size(); ++h) {
     const Host& host = placed->hosts[h];
     const int local_size = placed->ranks[h];
     const int node_rank = static_cast<int>(plan.hosts.size());
     plan.hosts.push_back(host);
-    for (int local = 0; local < local_size; ++local, ++rank) {
+    for (int local = 0; local < local_size; ++local) {
       RankSlot slot;
-      slot.rank = rank;
+      slot.rank = numbers[h][static_cast<std::size_t>(local)];
       slot.host_index = static_cast<std::size_t>(node_rank);
       slot.local_rank = local;
       slot.local_size = local_size;
@@ -162,7 +232,7 @@ Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
       if (job.launch.bind_gpus) {
         slot.gpus = gpus_for(host, local, local_size);
       }
-      plan.ranks.push_back(std::move(slot));
+      plan.ranks[static_cast<std::size_t>(slot.rank)] = std::move(slot);
     }
   }
   fill_cross(plan.ranks);

@@ -37,7 +37,10 @@ struct Plan {
 };
 
 // Places the ranks by [placement] (place_ranks), host by host, each host's
-// ranks adjacent. Errors: np above the slots (exit 2).
+// ranks adjacent; with placement.by_node (mpirun's --map-by node) dealt
+// round-robin over those hosts instead (rank r on host r mod H while every
+// host has room); with placement.oversubscribe, np above the slots adds the
+// rest to the hosts in turn. Errors: np above the slots (exit 2).
 Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory);
 
 } // namespace ddl

@@ -57,8 +57,8 @@ refused() {
   expect_exit 2 timeout 10 "$DDL" mpirun "$@"
   expect_contains "$t/err" "ddl: error: $want"
 }
-refused "--map-by node: would deal ranks across hosts, but ddl numbers them host by host" --map-by node -np 2 ./a
-refused "-map-by socket:SPAN: would deal ranks across hosts" -map-by socket:SPAN -np 2 ./a
+refused "--map-by seq: is not in ddl's plan: use --map-by slot, node, core or ppr:N:node, or -N N" --map-by seq -np 2 ./a
+refused "-map-by socket:SPAN: is not in ddl's plan" -map-by socket:SPAN -np 2 ./a
 refused "mpirun's ':' (several programs in one job) is not ddl's" -np 1 ./a : -np 1 ./b
 refused "-V: ddl is not Open MPI: run mpirun --version" -V
 refused "unknown option '--hostfle' for 'ddl mpirun'; did you mean '--hostfile'?" --hostfle h ./a

@@ -42,6 +42,40 @@ TEST_CASE("make_plan: np below the slots drops unused hosts", "[plan]") {
   CHECK(plan->ranks[2].node_rank == 1);
 }
 
+TEST_CASE("make_plan: --map-by node deals ranks over the hosts; --oversubscribe shares out the rest", "[plan]") {
+  JobSpec job;
+  job.placement.by_node = true;
+  job.launch.np.max = 5;
+  auto plan = make_plan(job, {make_host("a", 4), make_host("b", 2), make_host("c", 4)});
+  REQUIRE(plan);
+  const int expect_host[] = {0, 1, 2, 0, 1};
+  const int expect_local[] = {0, 0, 0, 1, 1};
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(plan->ranks[i].rank == static_cast<int>(i));
+    CHECK(plan->ranks[i].host_index == static_cast<std::size_t>(expect_host[i]));
+    CHECK(plan->ranks[i].local_rank == expect_local[i]);
+  }
+  job.launch.np.max = 8;  // b is full after two: a and c take the rest in turn
+  plan = make_plan(job, {make_host("a", 4), make_host("b", 2), make_host("c", 4)});
+  REQUIRE(plan);
+  CHECK(plan->ranks[6].host_index == 0);
+  CHECK(plan->ranks[7].host_index == 2);
+  CHECK(plan->ranks[6].local_rank == 2);
+
+  JobSpec over;
+  over.placement.oversubscribe = true;
+  over.launch.np.max = 5;
+  plan = make_plan(over, {make_host("a", 1), make_host("b", 1)});
+  REQUIRE(plan);
+  CHECK(plan->world_size == 5);
+  CHECK(plan->ranks[2].host_index == 0);
+  CHECK(plan->ranks[3].host_index == 1);
+  CHECK(plan->ranks[0].local_size == 3);
+  CHECK(plan->placement.find("oversubscribed by 3") != std::string::npos);
+  over.placement.oversubscribe = false;
+  CHECK_FALSE(make_plan(over, {make_host("a", 1), make_host("b", 1)}));
+}
+
 TEST_CASE("make_plan: np errors name both numbers, exit 2", "[plan]") {
   JobSpec job;
   job.launch.np.max = 9;
