@@ -24,7 +24,8 @@ namespace {
 // then reads a
 // length-prefixed payload (shim_payload) from stdin, then starts the command
 // in a new session and watches stdin: "in N" frames carry N bytes for the
-// command's stdin (a FIFO, with __ddl_in; "ineof" closes it), control lines signal the group, EOF or
+// command's stdin (a FIFO, with __ddl_in; "ineof" closes it; a host without
+// mktemp or mkfifo gives it /dev/null), control lines signal the group, EOF or
 // "stop" ends it (TERM, grace, KILL), and so does the launcher's silence: with
 // a heartbeat period, a ticker counts periods, a "beat" line resets the count,
 // and __ddl_hbn periods without one end the group as EOF would (a host cut
@@ -80,7 +81,9 @@ eval "$__ddl_pl" || exit 125
 exec 3<&0 4>&1 5>&2 </dev/null
 __ddl_c= __ddl_fi=
 if [ -n "${__ddl_in:-}" ]; then
-  __ddl_fi=$(mktemp -d 2>/dev/null) && __ddl_fi=$__ddl_fi/in && mkfifo -m 600 "$__ddl_fi" || exit 125
+  __ddl_td=$(mktemp -d 2>/dev/null) || __ddl_td=
+  if [ -n "$__ddl_td" ] && mkfifo -m 600 "$__ddl_td/in" 2>/dev/null; then __ddl_fi=$__ddl_td/in
+  elif [ -n "$__ddl_td" ]; then rmdir "$__ddl_td" 2>/dev/null; fi
 fi
 __ddl_nap() {
   sleep "$1" 2>/dev/null & wait $! && return 0
