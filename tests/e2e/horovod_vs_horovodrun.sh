@@ -3,9 +3,8 @@
 # the same line, `-np 4 -H h1:2,h2:2 python train.py`, on 2 namespace hosts
 # with real horovod.torch. The same world and the same allreduce result, and
 # each rank's Horovod variables compared (tests/fixtures/clients/
-# compare_ranks.py): what may differ is listed below with why. Then elastic
-# Horovod (hvd.elastic.run with --host-discovery-script): what ddl supports
-# runs, what it does not is refused with why.
+# compare_ranks.py): what may differ is listed below with why, under Gloo
+# and under MPI. Elastic Horovod: horovod_elastic.sh.
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 python=$(framework_python horovod.torch)
@@ -20,7 +19,7 @@ ip -n "$NETNS_CLIENT" link set br0 name eth0
 ip -n "$NETNS_CLIENT" link set eth0 up
 # horovodrun reaches the hosts through the `ssh` in its PATH (this config),
 # ddl with the same key and known_hosts in [ssh] (--job).
-mkdir -p "$t/bin" "$t/work" "$t/peer" "$t/ddl"
+mkdir -p "$t/bin" "$t/work"
 printf '#!/bin/sh\nexec /usr/bin/ssh -F %s "$@"\n' "$NETNS_DIR/ssh_config" >"$t/bin/ssh"
 chmod +x "$t/bin/ssh"
 [[ -x $venv_bin/python ]] || fail "$venv_bin/python is missing"
