@@ -6,13 +6,14 @@
 # sanitizer and fuzzer builds, shells for completions, gdb for the watchdog's stack dumps, chromium to load the sweep report headless, Slurm and munge for the
 # Slurm test bed, and the benches' peers: pdsh, hyperfine, iperf3), then the Python
 # environment .venv/ of the real frameworks (scripts/venv.sh: TensorFlow, JAX, DeepSpeed,
-# Horovod built against Debian's torch, whose headers come with libtorch-dev, and py-spy).
+# Horovod built against Debian's torch, whose headers come with libtorch-dev, and py-spy; pybind11-dev for the op DeepSpeed compiles on
+# the CPU at init_distributed()).
 set -euo pipefail
 mode=${1:-test}
 build_pkgs=(cmake ninja-build g++ pkg-config ccache libcli11-dev libtomlplusplus-dev
   libfmt-dev libspdlog-dev libssh-dev libssl-dev libre2-dev nlohmann-json3-dev catch2 openmpi-bin libopenmpi-dev
   libpmix-dev)
-test_pkgs=(clang libclang-rt-14-dev python3 python3-venv python3-dev python3-torch libtorch-dev python3-mpi4py mpich openssh-server openssh-client
+test_pkgs=(clang libclang-rt-14-dev python3 python3-venv python3-dev python3-torch libtorch-dev pybind11-dev python3-mpi4py mpich openssh-server openssh-client
   libmpich-dev iproute2 iptables procps psmisc time groff man-db zsh fish bash-completion pdsh iperf3 hyperfine parallel gdb chromium
   slurmctld slurmd slurm-client munge podman runc busybox-static util-linux)
 pkgs=("${build_pkgs[@]}")
