@@ -20,6 +20,7 @@
 #include "src/launch/plan_hosts.hpp"
 #include "src/plan/plan.hpp"
 #include "src/render/frameworks/torch.hpp"
+#include "src/sweep/report_html.hpp"
 #include "src/sweep/results.hpp"
 #include "src/sweep/runner.hpp"
 #include "src/util/log.hpp"
@@ -39,6 +40,7 @@ struct SweepOptions {
   std::string resume;
   std::string dir;
   bool dry_run = false;
+  bool report = false;  // print the path of SWEEP_DIR/report.html
 };
 
 // The sweep's hosts, through its backend and the host pipeline (as `ddl run`
@@ -290,15 +292,20 @@ int exit_code(const sweep::SweepOutcome& outcome) {
   return 0;
 }
 
+// `report`: the path of report.html ("" when it could not be written): a
+// key of --json, a last line with --report.
 void print_results(const SweepOptions& opts, const std::string& dir, const std::vector<sweep::Trial>& trials,
-                   const sweep::SweepOutcome& outcome, const JobSpec& job, int slots) {
+                   const sweep::SweepOutcome& outcome, const JobSpec& job, int slots, const std::string& report) {
   if (opts.common.json) {
-    std::printf("%s\n", to_json_text(sweep::results_json(dir, trials, outcome, job.sweep->metric, slots)).c_str());
+    Json doc = sweep::results_json(dir, trials, outcome, job.sweep->metric, slots);
+    doc["report"] = report.empty() ? Json(nullptr) : Json(report);
+    std::printf("%s\n", to_json_text(doc).c_str());
     return;
   }
   std::fputs(sweep::results_table(trials, outcome, job.sweep->metric).c_str(), stdout);
   for (const auto& [host, reason] : outcome.excluded) std::printf("excluded: %s: %s\n", host.c_str(), reason.c_str());
   std::printf("sweep directory: %s\n", dir.c_str());
+  if (opts.report && !report.empty()) std::printf("%s\n", report.c_str());
   std::fflush(stdout);
 }
 
@@ -392,7 +399,9 @@ Result<int> run_sweep_command(SweepOptions opts) {
   if (!outcome) return fail(outcome.error());
   const int code = exit_code(*outcome);
   if (auto end = journal->append(Json{{"event", "end"}, {"exit_code", code}}); !end) return fail(end.error());
-  print_results(opts, dir, trials, *outcome, *job, pool.total_slots());
+  auto report = sweep::write_report(dir, job->name, trials, *outcome, job->sweep->metric);
+  if (!report) print_warning(fmt::format("ddl sweep: {}", report.error().message));
+  print_results(opts, dir, trials, *outcome, *job, pool.total_slots(), report ? *report : "");
   return code;
 }
 
@@ -405,6 +414,8 @@ void add_sweep(CLI::App& app, Command& selected) {
   sub->add_option("--resume", opts->resume, "Go on with the sweep in DIR: skip finished trials, rerun the rest");
   sub->add_option("--dir", opts->dir, "The sweep directory (default: ddl-sweeps/NAME-TIME)");
   sub->add_flag("--dry-run", opts->dry_run, "List the trials and where the first ones would run; launch nothing");
+  sub->add_flag("--report", opts->report,
+                "At the end, print the path of SWEEP_DIR/report.html (the trials and a chart; every sweep writes it)");
   sub->add_option("--timeout", opts->common.overrides.timeout, "End a trial after DUR (e.g. 30m)");
   sub->add_option("--max-restarts", opts->common.overrides.max_restarts,
                   "Restart a trial's gang up to N times within one attempt");

@@ -9,7 +9,7 @@ _ddl_common_opts='-H --hosts --hostfile --slurm --include --exclude --backend --
   -q --quiet -h --help'
 _ddl_run_opts="$_ddl_common_opts --dry-run --name --timeout --max-restarts --log-dir --strict-logs
   --output-ranks --stdin --prefix --timestamps --split-logs --fold -x --env --env-file --bind --mpi"
-_ddl_sweep_opts="$_ddl_common_opts --dry-run --resume --dir --timeout --max-restarts -x --env"
+_ddl_sweep_opts="$_ddl_common_opts --dry-run --report --resume --dir --timeout --max-restarts -x --env"
 _ddl_hosts_opts="$_ddl_common_opts --check"
 _ddl_bench_opts="$_ddl_common_opts -b --minbytes -e --maxbytes -f --stepfactor -i --stepbytes
   -n --iters -w --warmup_iters -c --check -d --datatype -o --op -J --output_file --transport --streams"

@@ -87,6 +87,7 @@ complete -c ddl -n "__fish_seen_subcommand_from run; and __ddl_after_dashdash" -
 # sweep
 set -l sweep "__fish_seen_subcommand_from sweep; and not __ddl_after_dashdash"
 complete -c ddl -n "$sweep" -l dry-run -d 'List the trials and their placement; launch nothing'
+complete -c ddl -n "$sweep" -l report -d 'Print the path of SWEEP_DIR/report.html'
 complete -c ddl -n "$sweep" -l resume -x -a '(__fish_complete_directories)' -d 'Go on with the sweep in DIR'
 complete -c ddl -n "$sweep" -l dir -x -a '(__fish_complete_directories)' -d 'The sweep directory'
 complete -c ddl -n "$sweep" -l timeout -x -d 'Stop a trial after this duration (30s, 5m, 2h)'
