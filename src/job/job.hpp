@@ -145,11 +145,18 @@ struct TorchSection {
   int master_port = 0;            // 0: a free port, looked for on rank 0's host
 };
 
+// [tensorflow] success: `chief` (where there is a chief): the chief's clean end
+// ends the job, the other tasks (ps, and the workers of ParameterServerStrategy,
+// which serve forever) get the stop signal and their ends are no failures, as
+// Kubeflow's TFJob; `all`: every rank must end.
+enum class TfSuccess { chief, all };
+
 struct TensorflowSection {
   int chief = 1;
   int ps = 0;
   int evaluator = 0;
   int port = 2222;
+  TfSuccess success = TfSuccess::chief;
 };
 
 // [watchdog]: a job that makes no progress is dumped and ended (issue 17).

@@ -84,7 +84,7 @@ const std::vector<std::string>& section_keys(std::string_view section) {
       {"mpi", {"launch"}},
       {"rendezvous", {"address", "port", "timeout"}},
       {"torch", {"master_port"}},
-      {"tensorflow", {"chief", "ps", "evaluator", "port"}},
+      {"tensorflow", {"chief", "ps", "evaluator", "port", "success"}},
       {"sweep", {"method", "samples", "seed", "max_parallel", "np", "retries", "metric", "parameters"}},
       {"sweep.metric", {"name", "goal"}},
       {"watchdog", {"stall", "progress", "straggler", "dump", "dump_timeout"}},

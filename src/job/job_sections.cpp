@@ -326,6 +326,15 @@ void read_sections(const toml::table& root, const std::string& origin, JobSpec& 
   tf.read_int("ps", job.tensorflow.ps, 0, INT_MAX);
   tf.read_int("evaluator", job.tensorflow.evaluator, 0, 1);
   tf.read_int("port", job.tensorflow.port, 1, 65535);
+  if (std::string success; tf.read_string("success", success)) {
+    static const std::vector<std::string> names = {"chief", "all"};
+    auto found = std::find(names.begin(), names.end(), success);
+    if (found == names.end()) {
+      diag.at(*tf.node("success"), "tensorflow.success: " + choice_problem(success, names));
+    } else {
+      job.tensorflow.success = static_cast<TfSuccess>(found - names.begin());
+    }
+  }
 
   read_sweep(Section(table("sweep"), "sweep", diag), table("sweep"), job);
   read_watchdog(Section(table("watchdog"), "watchdog", diag), job.watchdog);

@@ -65,6 +65,7 @@ private:
   void handle_forwarded();
   void forward(int signo);
   void handle_exits();
+  void release_servers(int rank);
   void check_deadlines();
   void check_hang(SteadyClock::time_point now);
   void begin_dump(Hang found);
@@ -89,6 +90,7 @@ private:
   std::optional<SteadyClock::time_point> checkpoint_deadline_;  // then stop_signal
   std::optional<SteadyClock::time_point> dump_deadline_;        // then stop_signal
   std::vector<bool> dumped_;  // ranks asked for a dump
+  bool servers_released_ = false;  // job_ending_rank ended well: later ends are no failures
   bool paused_ = false;       // SIGTSTP stopped the ranks; SIGCONT resumes
   std::vector<bool> exited_;
   std::size_t running_ = 0;
@@ -221,6 +223,13 @@ void Attempt::handle_exits() {
     if (dump_deadline_ && options_.hang.dump_signal != 0 && how.signal == options_.hang.dump_signal) {
       hang_notes.push_back(dump_signal_death(rank, gang_.launches()[index].host.name, options_.hang.dump_signal));
     }
+    if (servers_released_) {
+      continue;
+    }
+    if (rank == options_.job_ending_rank && reason == StopReason::none && !is_failure(how)) {
+      release_servers(rank);
+      continue;
+    }
     if (is_failure(how)) {
       failures.push_back({rank, gang_.launches()[index].host.name, how});
     }
@@ -234,6 +243,20 @@ void Attempt::handle_exits() {
   if (running_ == 0 && checkpoint_deadline_) {
     checkpointed = true;  // all gone before the stop signal was needed
   }
+}
+
+// The chief ended well ([tensorflow] success = "chief"): the job is done, and
+// the servers still running (ps, ParameterServerStrategy's workers) are
+// stopped as the stop of a job is (stop signal, grace, KILL), not as failures.
+void Attempt::release_servers(int rank) {
+  servers_released_ = true;
+  if (running_ == 0) {
+    return;
+  }
+  output_.message(fmt::format("ddl: rank {} (the TensorFlow chief) ended; stopping the {} rank(s) still serving", rank,
+                              running_));
+  signal_running(options_.stop.stop_signal);
+  kill_deadline_ = SteadyClock::now() + options_.grace;
 }
 
 void Attempt::check_deadlines() {

@@ -62,6 +62,10 @@ struct SupervisorOptions {
   // the attempt (exit 5; restarts like a failure).
   WatchdogSection hang;
   std::shared_ptr<ProgressBoard> progress;
+  // The rank whose clean end ends the job ([tensorflow] success = "chief"):
+  // the ranks still running get the stop signal, and how they end is no
+  // failure. -1: every rank must end.
+  int job_ending_rank = -1;
 };
 
 

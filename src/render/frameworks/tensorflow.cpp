@@ -27,6 +27,18 @@ std::string tf_config(const JobSpec& job, const Plan& plan, int rank) {
   return to_json_text(doc);
 }
 
+int tf_job_ending_rank(const JobSpec& job, const Plan& plan) {
+  if (!uses_framework(job, Framework::tensorflow) || job.tensorflow.success != TfSuccess::chief) {
+    return -1;
+  }
+  for (const RankSlot& slot : plan.ranks) {
+    if (slot.tf_role == "chief") {
+      return slot.rank;
+    }
+  }
+  return -1;
+}
+
 void add_tensorflow_env(EnvList& env, const JobSpec& job, const Plan& plan, int rank) {
   env.emplace_back("TF_CONFIG", tf_config(job, plan, rank));
 }

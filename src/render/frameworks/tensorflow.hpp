@@ -17,6 +17,10 @@ namespace ddl {
 // and ps on every rank; the evaluator is not in it and has its task only.
 std::string tf_config(const JobSpec& job, const Plan& plan, int rank);
 
+// The rank whose clean end ends the job ([tensorflow] success = "chief" and
+// a chief in the plan), or -1: every rank must end.
+int tf_job_ending_rank(const JobSpec& job, const Plan& plan);
+
 // TF_CONFIG.
 void add_tensorflow_env(EnvList& env, const JobSpec& job, const Plan& plan, int rank);
 
