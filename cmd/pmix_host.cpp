@@ -137,8 +137,11 @@ Result<int> run_pmix_host(const PmixHostFlags& given) {
   run.layout = std::move(*layout);
   auto result = pmix::run_host(run);
   if (!result) return fail(result.error());
-  if (result->code != 0) {
-    fmt::print(stderr, "{}\n", rank_tag::verdict_line(result->reason));  // ddl reads whom it blames
+  // ddl reads whom it blames. A stop that ddl sent (its --timeout, its
+  // Ctrl-C) is ddl's to report, not a rank's failure; run by hand, it is said.
+  const bool ddls_own_stop = result->told_to_stop && std::getenv("DDL_JOB") != nullptr;
+  if (result->code != 0 && !ddls_own_stop) {
+    fmt::print(stderr, "{}\n", rank_tag::verdict_line(result->reason));
   } else if (shared) {
     shared->close();  // a clean leave: no fence is in flight after success
   }

@@ -128,6 +128,8 @@ public:
   Supervisor(std::vector<LocalRank>& ranks, HostEventBox& box, HostOutcome& outcome, Millis grace)
       : m_ranks(ranks), m_box(box), m_outcome(outcome), m_grace(grace) {}
 
+  bool told_to_stop() const { return m_told_to_stop; }
+
   void run() {
     while (!finished()) {
       wait_and_relay();
@@ -200,6 +202,7 @@ private:
     if (stop::requested() && !m_outcome.failing()) {
       Error why = stop::error("running the ranks");
       m_outcome.failed(to_int(why.code), why.message);
+      m_told_to_stop = true;
       m_stop_signal = stop::first_signal() != 0 ? stop::first_signal() : SIGTERM;
     }
   }
@@ -231,6 +234,7 @@ private:
   HostOutcome& m_outcome;
   Millis m_grace;
   int m_stop_signal = SIGTERM;
+  bool m_told_to_stop = false;
   std::optional<Clock::time_point> m_kill_at;
   bool m_killed = false;
   std::optional<Clock::time_point> m_drain_until;
@@ -257,11 +261,12 @@ Result<HostResult> run_host(const HostRun& run) {
   }
   HostOutcome outcome(run.layout.first_local_rank(), run.layout.local_ranks());
   auto ranks = start_ranks(run, **server, lifeline, outcome);
-  Supervisor(ranks, *box, outcome, run.grace).run();
+  Supervisor supervisor(ranks, *box, outcome, run.grace);
+  supervisor.run();
   for (const auto& rank : ranks) {
     lifeline.forget(rank.pid);
   }
-  return HostResult{outcome.exit_code(), outcome.reason()};
+  return HostResult{outcome.exit_code(), outcome.reason(), supervisor.told_to_stop()};
 }
 
 } // namespace ddl::pmix

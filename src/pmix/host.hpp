@@ -27,6 +27,7 @@ struct HostRun {
 struct HostResult {
   int code = 0;
   std::string reason;
+  bool told_to_stop = false;  // the first failure was this worker's own stop (ddl's SIGTERM, its timeout)
 };
 
 // Hosts this host's PMIx server, starts its ranks (fork/exec, each in a
