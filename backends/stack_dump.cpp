@@ -29,6 +29,10 @@ readstat() {
   st_comm=${st_first#*\(}
 }
 uidof() { sed -n "s/^Uid:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null; }
+# The ranks run as the user this script runs as: their uid is taken from
+# here, never from the pid named (it may have ended and been reused by
+# another user's process), nor from a process that claims to be a worker.
+me=$(uidof $$)
 # ours PID: whether PID is in the process group of the rank ($g) and runs as
 # its user ($u); asked again just before each dump or signal (pids are reused).
 ours() { readstat "$1" && [ "$st_pgrp" = "$g" ] && [ -n "$u" ] && [ "$(uidof "$1")" = "$u" ]; }
@@ -95,7 +99,11 @@ faulthandler() {
 dumpone() {
   p=$1
   readstat "$p" || { gone "$p"; return 0; }
-  g=$st_pgrp u=$(uidof "$p")
+  g=$st_pgrp u=$me
+  if [ -z "$u" ] || [ "$(uidof "$p")" != "$u" ]; then
+    echo "ddl: no stack dump of pid $p on $h: it runs as another user than the ranks (it has ended and its pid was reused)"
+    return 0
+  fi
   py=$(pyprocs)
   target=$p
   for q in $py; do target=$q; break; done
@@ -120,7 +128,9 @@ children() {
     readstat "$q" && [ "$st_ppid" = "$1" ] && echo "$q"
   done
 }
-isworker() { tr "\0" " " <"/proc/$1/cmdline" 2>/dev/null | grep -q " worker pmix-host "; }
+isworker() {
+  [ -n "$me" ] && [ "$(uidof "$1")" = "$me" ] && tr "\0" " " <"/proc/$1/cmdline" 2>/dev/null | grep -q " worker pmix-host "
+}
 worker=
 if isworker "$rank"; then worker=$rank; else
   for q in $(children "$rank"); do isworker "$q" && worker=$q; done

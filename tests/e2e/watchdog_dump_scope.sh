@@ -74,6 +74,39 @@ TOML
   expect_none_left 2
 done
 
+# A process of the rank's that calls itself a PMIx worker and starts another
+# user's program as "MPI rank 0" (a hostile review's attack): the dumper took
+# every child of the "worker" with PMIX_RANK for a rank, whatever its user,
+# and dump = "auto" sent SIGABRT to that user's program. Ranks run as the
+# dumper's own user; another user's process is never dumped or signalled.
+cat >"$t/fake_worker.py" <<'PY'
+import os, subprocess, sys, time
+env = dict(os.environ, PMIX_RANK="0", PYTHONFAULTHANDLER="1")
+victim = subprocess.Popen(["/usr/bin/python3", sys.argv[1], sys.argv[2]], start_new_session=True, env=env,
+                          user="ddltest2", group="ddltest2", extra_groups=[], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=open(sys.argv[3], "w"))
+print("worker up", flush=True)
+time.sleep(600)
+PY
+: >"$t/victim.err"
+cat >"$t/fake.toml" <<TOML
+[job]
+command = ["python3", "$t/fake_worker.py", "$t/victim.py", "$marker", "$t/victim.err", "worker", "pmix-host", "x"]
+grace = "1s"
+[watchdog]
+stall = "3s"
+dump = "auto"
+dump_timeout = "10s"
+TOML
+expect_exit 5 timeout -k 5 60 "$DDL" run "$t/fake.toml" --np 1
+victim_pid=$(pgrep -u ddltest2 -f -- "victim.py $marker" || true)
+[[ -z $victim_pid ]] || kill -KILL "$victim_pid" 2>/dev/null || true
+expect_contains "$t/err" "runs as another user than the ranks"
+expect_not_contains "$t/err" "by faulthandler"
+[[ ! -s $t/victim.err ]] || { cat "$t/victim.err"; fail "the other user's process under a fake worker was signalled"; }
+victim_pid=
+expect_none_left 2
+
 # What is really missing (issue 40, item 10): a Python rank without
 # PYTHONFAULTHANDLER where py-spy is not installed and gdb has no Python
 # support (no python3-dbg) was told "py-spy and gdb are not installed".
