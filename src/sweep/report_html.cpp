@@ -52,7 +52,8 @@ std::string number_text(double value) { return fmt::format("{:.4g}", value); }
 // A numeric axis over `values`: on a log scale when they are all positive
 // and span two decades or more (learning rates, weight decays).
 Axis numeric_axis(std::string name, const std::vector<double>& values) {
-  Axis axis{std::move(name)};
+  Axis axis;
+  axis.name = std::move(name);
   if (values.empty()) return axis;
   const auto [low, high] = std::ranges::minmax(values);
   axis.empty = false;
@@ -70,7 +71,9 @@ Axis parameter_axis(const std::vector<Trial>& trials, std::size_t index) {
     for (const Trial& trial : trials) values.push_back(number_of(trial.params.at(index).second));
     return numeric_axis(name, values);
   }
-  Axis axis{name, false};
+  Axis axis;
+  axis.name = name;
+  axis.numeric = false;
   for (const Trial& trial : trials) {
     std::string text = param_text(trial.params.at(index).second);
     if (std::ranges::find(axis.categories, text) == axis.categories.end()) axis.categories.push_back(std::move(text));
