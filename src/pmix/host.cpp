@@ -152,15 +152,16 @@ private:
     if (!m_outcome.all_exited()) {
       return false;
     }
-    if (!m_drain_until) {
+    if (!m_draining) {
       signal_groups(SIGKILL, true);  // what a rank left behind in its group
+      m_draining = true;
       m_drain_until = Clock::now() + k_drain_after_exit;
     }
     bool open = false;
     for (auto& rank : m_ranks) {
       open = open || rank.out.fd() >= 0 || rank.err.fd() >= 0;
     }
-    return !open || Clock::now() >= *m_drain_until;
+    return !open || Clock::now() >= m_drain_until;
   }
 
   void wait_and_relay() {
@@ -211,10 +212,11 @@ private:
     if (!m_outcome.failing()) {
       return;
     }
-    if (!m_kill_at) {
+    if (!m_stopping) {
       signal_groups(m_stop_signal, false);
+      m_stopping = true;
       m_kill_at = Clock::now() + m_grace;
-    } else if (!m_killed && Clock::now() >= *m_kill_at) {
+    } else if (!m_killed && Clock::now() >= m_kill_at) {
       signal_groups(SIGKILL, false);
       m_killed = true;
     }
@@ -235,9 +237,13 @@ private:
   Millis m_grace;
   int m_stop_signal = SIGTERM;
   bool m_told_to_stop = false;
-  std::optional<Clock::time_point> m_kill_at;
+  // Plain time points beside flags: gcc's -Wmaybe-uninitialized misreads
+  // an optional's payload here once this class is inlined.
+  bool m_stopping = false;
+  Clock::time_point m_kill_at{};
   bool m_killed = false;
-  std::optional<Clock::time_point> m_drain_until;
+  bool m_draining = false;
+  Clock::time_point m_drain_until{};
 };
 
 } // namespace
