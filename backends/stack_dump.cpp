@@ -31,7 +31,7 @@ readstat() {
 uidof() { sed -n "s/^Uid:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null; }
 # The ranks run as the user this script runs as: their uid is taken from
 # here, never from the pid named (it may have ended and been reused by
-# another user's process), nor from a process that claims to be a worker.
+# a process of another user), nor from a process that claims to be a worker.
 me=$(uidof $$)
 # ours PID: whether PID is in the process group of the rank ($g) and runs as
 # its user ($u); asked again just before each dump or signal (pids are reused).
