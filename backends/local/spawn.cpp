@@ -14,6 +14,7 @@
 #include "src/util/env.hpp"
 #include "src/util/file.hpp"
 #include "src/util/process.hpp"
+#include "src/util/stdin_source.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -73,7 +74,8 @@ Result<SpawnedRank> spawn_rank(const RankLaunch& launch, const std::string& prog
   spec.death_signal = SIGKILL;
   spec.nofile_soft = nofile_soft;
   spec.cpus = launch.cpus;
-  spec.stdin_pipe = launch.reads_stdin;
+  // With nothing to read (fd 0 closed or /dev/null), the rank gets /dev/null itself, not a pipe.
+  spec.stdin_pipe = launch.reads_stdin && !stdin_holds_nothing();
   for (const auto& [name, value] : launch.env) {
     spec.env.push_back(name + "=" + value);
   }
