@@ -64,6 +64,25 @@ std::string unsafe_folder(const struct stat& info, bool last) {
   return "";
 }
 
+// Why the file `info` is not one of the user's own that no one else could
+// have prepared (`writing`: nor another name of a file, a hard link); "" when it is.
+std::string unsafe_file(const struct stat& info, bool writing) {
+  const uid_t me = ::geteuid();
+  if (!S_ISREG(info.st_mode)) {
+    return "is not a regular file";
+  }
+  if (info.st_uid != me) {
+    return fmt::format("is owned by {}, not by you ({})", describe_owner(info.st_uid), describe_owner(me));
+  }
+  if (others_can_write(info)) {
+    return fmt::format("can be written by others (mode {:04o})", info.st_mode & 07777);
+  }
+  if (writing && info.st_nlink > 1) {
+    return fmt::format("has {} hard links", info.st_nlink);
+  }
+  return "";
+}
+
 std::deque<std::string> components(const std::string& path) {
   std::deque<std::string> parts;
   std::size_t start = 0;
@@ -151,18 +170,8 @@ Result<int> open_own_file(const std::string& path, int flags, std::string_view w
     errno = saved;
     return fail(ExitCode::launch, fmt::format("cannot open {}: {}", path, std::strerror(saved)));
   }
-  std::string why;
-  if (::fstat(fd, &info) != 0) {
-    why = std::strerror(errno);
-  } else if (!S_ISREG(info.st_mode)) {
-    why = "is not a regular file";
-  } else if (info.st_uid != ::geteuid()) {
-    why = fmt::format("is owned by {}, not by you ({})", describe_owner(info.st_uid), describe_owner(::geteuid()));
-  } else if (others_can_write(info)) {
-    why = fmt::format("can be written by others (mode {:04o})", info.st_mode & 07777);
-  } else if ((flags & O_ACCMODE) != O_RDONLY && info.st_nlink > 1) {
-    why = fmt::format("has {} hard links", info.st_nlink);
-  }
+  const std::string why =
+      ::fstat(fd, &info) != 0 ? std::strerror(errno) : unsafe_file(info, (flags & O_ACCMODE) != O_RDONLY);
   if (!why.empty()) {
     ::close(fd);
     return refuse(who, why);
@@ -227,8 +236,7 @@ void remove_foreign_files(const std::string& folder, std::string_view suffix) {
     }
     struct stat info {};
     const std::string path = entry.path().string();
-    if (::lstat(path.c_str(), &info) == 0 &&
-        (!S_ISREG(info.st_mode) || info.st_uid != ::geteuid() || info.st_nlink > 1 || others_can_write(info))) {
+    if (::lstat(path.c_str(), &info) == 0 && !unsafe_file(info, true).empty()) {
       ::unlink(path.c_str());
     }
   }
