@@ -178,11 +178,13 @@ void read_bind(const Section& launch, JobSpec& job) {
   }
 }
 
-void read_container(const Section& s, const toml::node* section, JobSpec& job) {
+void read_container(const SectionInput& in) {
+  const Section s = in.keys();
+  const toml::node* section = in.node;
   if (section == nullptr) {
     return;
   }
-  ContainerSection& container = job.container;
+  ContainerSection& container = in.job.container;
   if (!s.read_string("image", container.image) || container.image.empty()) {
     const toml::node* image = s.node("image");
     s.diag().at(image != nullptr ? *image : *section,
@@ -205,14 +207,13 @@ void read_container(const Section& s, const toml::node* section, JobSpec& job) {
   }
 }
 
-void read_host_env(const toml::node* node, JobSpec& job, Diagnostics& diag) {
-  if (node == nullptr) {
-    return;
-  }
-  const auto* tables = node->as_table();
+void read_host_env(const SectionInput& in) {
+  const auto* tables = in.table();
   if (tables == nullptr) {
-    return;  // read_sections says it is no table
+    return;  // absent, or read_sections says it is no table
   }
+  JobSpec& job = in.job;
+  Diagnostics& diag = in.diag;
   // toml++ keeps keys sorted; a later table of the file wins, so keep its order.
   std::vector<std::tuple<Position, std::string, const toml::node*>> entries;
   for (auto&& [key, value] : *tables) {

@@ -152,7 +152,9 @@ std::optional<std::string> script_problem(const std::string& path) {
 
 } // namespace
 
-void read_hosts(const Section& s, const std::string& origin, JobSpec& job, SourcePlaces& places) {
+void read_hosts(const SectionInput& in) {
+  const Section s = in.keys();
+  JobSpec& job = in.job;
   std::vector<std::pair<Position, std::string>> sources;
   for (std::string_view key : {"list", "hostfile", "slurm", "discovery_script"}) {
     const toml::node* value = s.node(key);
@@ -169,11 +171,11 @@ void read_hosts(const Section& s, const std::string& origin, JobSpec& job, Sourc
                             sources[i].second, sources[0].second, k_sources));
   }
   read_list(s, job);
-  places.hostfile = read_path(s, "hostfile", origin, job.hosts.hostfile);
+  in.places.hostfile = read_path(s, "hostfile", in.origin, job.hosts.hostfile);
   if (bool slurm = false; s.read_bool("slurm", slurm)) {
     job.hosts.slurm = slurm ? SlurmHosts::on : SlurmHosts::off;
   }
-  places.discovery_script = read_path(s, "discovery_script", origin, job.hosts.discovery_script);
+  in.places.discovery_script = read_path(s, "discovery_script", in.origin, job.hosts.discovery_script);
   s.read_duration("discovery_timeout", job.hosts.discovery_timeout, false);
   read_slots(s, job);
 }

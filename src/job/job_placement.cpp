@@ -74,7 +74,9 @@ void read_constraints(const Section& s, JobSpec& job) {
 
 } // namespace
 
-void read_placement(const Section& s, JobSpec& job) {
+void read_placement(const SectionInput& in) {
+  const Section s = in.keys();
+  JobSpec& job = in.job;
   std::string strategy;
   if (s.read_string("strategy", strategy)) {
     const auto& names = strategy_names();

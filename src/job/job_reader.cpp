@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <map>
 #include <tuple>
 
 #include <fmt/core.h>
@@ -57,42 +56,6 @@ std::string_view type_phrase(toml::node_type type) {
   case toml::node_type::none: break;
   }
   return "nothing";
-}
-
-const std::vector<std::string>& section_names() {
-  static const std::vector<std::string> names = {
-      "job", "hosts", "launch", "placement", "ssh", "kubernetes", "slurm", "mpirun", "mpi", "rendezvous",
-      "torch", "tensorflow", "sweep", "watchdog", "container", "host_env"};
-  return names;
-}
-
-const std::vector<std::string>& section_keys(std::string_view section) {
-  static const std::map<std::string, std::vector<std::string>, std::less<>> keys = {
-      {"job", {"name", "command", "workdir", "python", "env", "env_pass", "frameworks", "timeout",
-               "max_restarts", "grace", "log_dir", "strict_logs", "output_ranks", "prefix", "timestamps",
-               "split_logs", "fold", "stop_signal", "checkpoint_signal", "checkpoint_grace", "requeue_exit_code",
-               "setup", "env_file"}},
-      {"hosts", {"list", "hostfile", "slurm", "discovery_script", "discovery_timeout", "slots"}},
-      {"launch", {"backend", "np", "bind_gpus", "min_np", "max_host_losses", "host_failures", "restart_on",
-                  "fail_on", "backoff", "bind"}},
-      {"placement", {"strategy", "constraints", "order"}},
-      {"ssh", {"user", "port", "identity", "config", "known_hosts", "host_key_check",
-               "connect_timeout", "fanout", "remote_ddl"}},
-      {"kubernetes", {"namespace", "selector", "container", "kubectl", "context"}},
-      {"slurm", {"srun_args", "partition"}},
-      {"mpirun", {"args", "flavour"}},
-      {"mpi", {"launch"}},
-      {"rendezvous", {"address", "port", "timeout"}},
-      {"torch", {"master_port"}},
-      {"tensorflow", {"chief", "ps", "evaluator", "port", "success"}},
-      {"sweep", {"method", "samples", "seed", "max_parallel", "np", "retries", "metric", "parameters"}},
-      {"sweep.metric", {"name", "goal"}},
-      {"watchdog", {"stall", "progress", "straggler", "dump", "dump_timeout"}},
-      {"container", {"image", "runtime", "mounts", "options", "workdir"}},
-  };
-  static const std::vector<std::string> none;
-  auto found = keys.find(section);
-  return found == keys.end() ? none : found->second;
 }
 
 namespace {

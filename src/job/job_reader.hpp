@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,7 +79,8 @@ class Section {
   Diagnostics& diag_;
 };
 
-// The keys each section accepts, and the sections, for unknown-key hints.
+// The sections in reading order, and the keys each accepts (from the table
+// of section readers, job_sections.cpp), for unknown-key hints.
 const std::vector<std::string>& section_names();
 const std::vector<std::string>& section_keys(std::string_view section);
 
@@ -100,6 +102,52 @@ struct SourcePlaces {
   Position env_file;    // [job] env_file, for its read errors
 };
 
+// What the reader of one section is given: the section as the file has it
+// (null when absent; not always a table) and the job it fills.
+struct SectionInput {
+  std::string_view name;
+  const toml::node* node;
+  const std::string& origin;
+  JobSpec& job;
+  SourcePlaces& places;
+  Diagnostics& diag;
+
+  const toml::table* table() const { return node == nullptr ? nullptr : node->as_table(); }
+  // Its typed keys; making it reports the unknown ones, so a reader makes one.
+  Section keys() const { return Section(table(), std::string(name), diag); }
+};
+
+// One row of the table of sections (job_sections.cpp): a section, the keys it
+// accepts (none listed: any, as [host_env]'s patterns) and its reader.
+struct SectionReader {
+  std::string name;
+  std::vector<std::string> keys;
+  void (*read)(const SectionInput& in);
+};
+
+// The section readers, one per section; read_sections calls them in this order.
+void read_job(const SectionInput& in);
+void read_hosts(const SectionInput& in);
+void read_launch(const SectionInput& in);
+void read_placement(const SectionInput& in);
+void read_ssh(const SectionInput& in);
+void read_kubernetes(const SectionInput& in);
+void read_slurm(const SectionInput& in);
+void read_mpirun(const SectionInput& in);
+void read_mpi(const SectionInput& in);
+void read_rendezvous(const SectionInput& in);
+void read_torch(const SectionInput& in);
+void read_tensorflow(const SectionInput& in);
+void read_sweep(const SectionInput& in);
+void read_watchdog(const SectionInput& in);
+void read_container(const SectionInput& in);
+void read_host_env(const SectionInput& in);
+
+// An array of strings at `key`, each element checked by `accept` (which
+// reports); a non-string element is reported here.
+void read_string_array(const Section& section, std::string_view key,
+                       const std::function<void(const toml::node&, const std::string&)>& accept);
+
 // A path named in the job file: "~/" is HOME's, a relative one is the job
 // file's folder's (always with a '/', so that running it never searches PATH).
 std::string relative_to_job(const std::string& path, const std::string& origin);
@@ -117,24 +165,19 @@ EnvList read_env_table(const toml::table& table, std::string_view label, Diagnos
 // read the env file.
 void read_team_keys(const Section& job_section, const std::string& origin, JobSpec& job, SourcePlaces& places);
 void read_bind(const Section& launch, JobSpec& job);
-void read_container(const Section& s, const toml::node* section, JobSpec& job);
-void read_host_env(const toml::node* node, JobSpec& job, Diagnostics& diag);
 void apply_team_overrides(const Overrides& overrides, JobSpec& job, const SourcePlaces& places, Diagnostics& diag);
 
-// [placement]; the elastic keys of [launch] (job_placement.cpp).
-void read_placement(const Section& s, JobSpec& job);
+// The elastic keys of [launch] (job_placement.cpp).
 void read_elastic(const Section& launch, JobSpec& job);
 // --np "N" or "MIN:MAX" (MIN sets launch.min_np).
 void apply_np_range(const std::string& text, JobSpec& job, Diagnostics& diag);
 // [job] stop_signal, checkpoint_signal, checkpoint_grace, requeue_exit_code.
 void read_stop(const Section& s, StopSection& stop);
-// [watchdog].
-void read_watchdog(const Section& s, WatchdogSection& watchdog);
 
+// Every section of the file, each by its reader; reports unknown sections
+// and top-level keys.
 void read_sections(const toml::table& root, const std::string& origin, JobSpec& job,
                    SourcePlaces& places, Diagnostics& diag);
-// [sweep] (`section` null when absent): sets job.sweep.
-void read_sweep(const Section& s, const toml::node* section, JobSpec& job);
 void apply_overrides(const Overrides& overrides, JobSpec& job, SourcePlaces& places,
                      Diagnostics& diag);
 // [job]'s output keys (output_ranks, prefix, timestamps, split_logs, fold;

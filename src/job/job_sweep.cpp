@@ -251,7 +251,9 @@ void read_parameters(const Section& s, const toml::node& section, SweepSection& 
 
 } // namespace
 
-void read_sweep(const Section& s, const toml::node* section, JobSpec& job) {
+void read_sweep(const SectionInput& in) {
+  const Section s = in.keys();
+  const toml::table* section = in.table();
   if (section == nullptr) return;
   SweepSection sweep;
   Diagnostics& diag = s.diag();
@@ -288,7 +290,7 @@ void read_sweep(const Section& s, const toml::node* section, JobSpec& job) {
       diag.at(*section, fmt::format("sweep: the grid has more than {} trials", k_max_sweep_trials));
     }
   }
-  job.sweep = std::move(sweep);
+  in.job.sweep = std::move(sweep);
 }
 
 } // namespace job_detail

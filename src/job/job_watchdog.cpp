@@ -91,7 +91,9 @@ void read_stop(const Section& s, StopSection& stop) {
   }
 }
 
-void read_watchdog(const Section& s, WatchdogSection& watchdog) {
+void read_watchdog(const SectionInput& in) {
+  const Section s = in.keys();
+  WatchdogSection& watchdog = in.job.watchdog;
   Millis value{0};
   if (s.read_duration("stall", value, false)) {
     watchdog.stall = value;
