@@ -101,6 +101,16 @@ void PerRankBackend::signal_all(int signo) {
   }
 }
 
+std::vector<HostCheck> PerRankBackend::check(const Inventory& hosts) {
+  auto checks = access_->check(hosts);
+  return checks ? std::move(*checks) : Backend::check(hosts);
+}
+
+std::vector<HostTopology> PerRankBackend::read_topology(const Inventory& hosts) {
+  auto topology = access_->read_topology(hosts);
+  return topology ? std::move(*topology) : Backend::read_topology(hosts);
+}
+
 Result<void> PerRankBackend::prepare_gang(const Plan& /*plan*/, std::span<const RankLaunch> /*launches*/) {
   return {};
 }

@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "backends/host_access.hpp"
 #include "src/launch/backend.hpp"
 
 namespace ddl {
@@ -25,8 +27,27 @@ namespace ddl {
 //   start(): start_rank() for each rank in order; Ctrl-C or the deadline
 //     between two ranks stops it there.
 //   signal_all(): signal_rank() for each rank started and not yet ended.
+//   The host questions (addresses, GPU probe, check, preflight, interfaces,
+//     topology, master port, the ddl binary there): the backend's HostAccess.
 class PerRankBackend : public Backend {
 public:
+  explicit PerRankBackend(std::unique_ptr<HostAccess> access) : access_(std::move(access)) {}
+  // A backend that asks its hosts nothing (HostAccess's defaults).
+  PerRankBackend() : PerRankBackend(std::make_unique<HostAccess>()) {}
+
+  Inventory resolve_addresses(Inventory hosts) final { return access_->resolve_addresses(std::move(hosts)); }
+  Result<Inventory> probe_gpus(Inventory hosts) final { return access_->probe_gpus(std::move(hosts)); }
+  std::vector<HostCheck> check(const Inventory& hosts) final;
+  std::vector<std::string> preflight(const Inventory& hosts) final { return access_->preflight(hosts); }
+  std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) final {
+    return access_->find_interfaces(hosts, target);
+  }
+  std::vector<HostTopology> read_topology(const Inventory& hosts) final;
+  std::optional<Result<int>> master_port(const Host& host, int first, int count) final {
+    return access_->master_port(host, first, count);
+  }
+  std::string ddl_path() const final { return access_->ddl_path(); }
+
   Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) final;
   std::vector<LeftOutHost> unreached_hosts() const final { return unreached_; }
   GangStart start(std::span<const RankLaunch> launches, RankEvents& events) final;
@@ -34,6 +55,8 @@ public:
   bool starts_ranks_alone() const final { return true; }
 
 protected:
+  HostAccess& host_access() { return *access_; }
+
   // How the preflight report names what it reached.
   struct PreflightWords {
     std::string_view preposition = "on";  // "cannot start on 2 of 5 hosts"
@@ -84,6 +107,7 @@ private:
     std::vector<char> running_;
   };
 
+  std::unique_ptr<HostAccess> access_;
   Ends ends_;
   std::vector<LeftOutHost> unreached_;  // of the last prepare()
 };

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "backends/host_access.hpp"
 #include "backends/kubernetes/kubernetes_backend.hpp"
 #include "backends/local/local_backend.hpp"
 #include "backends/mpirun/mpirun_backend.hpp"
@@ -69,7 +70,7 @@ std::unique_ptr<Backend> make_mpirun(const JobSpec& job) {
   mpirun::MpirunOptions options;
   options.job_file = absolute_job_file(job);
   // How `ddl rsh` (mpirun's agent) reaches the hosts.
-  options.rsh_transport = job.kubernetes.selector.empty() ? "ssh" : "kubernetes";
+  options.rsh_transport = job.kubernetes.selector.empty() ? HostTransport::ssh : HostTransport::kubectl;
   options.ssh = job.ssh;
   options.kubernetes = job.kubernetes;
   options.pod_slots = pod_slots(job, BackendKind::mpirun);
@@ -221,6 +222,13 @@ Result<void> logins_fit(const Inventory& hosts, std::string_view backend) {
 }
 
 } // namespace
+
+std::unique_ptr<Backend> rsh_backend(const JobSpec& job, std::string_view word) {
+  if (transport_of_word(word) == HostTransport::kubectl) {
+    return std::make_unique<kubernetes::KubernetesBackend>(job.kubernetes);
+  }
+  return std::make_unique<SshBackend>(job.ssh);
+}
 
 Result<void> check_backend_for_plan(const JobSpec& job, const Backend& backend, const Plan& plan) {
   if (plan.world_size < 2 || backend.starts_mpi_world() || !backend.starts_ranks_alone() ||

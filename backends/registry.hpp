@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "src/inventory/inventory.hpp"
 #include "src/job/job.hpp"
@@ -45,5 +46,10 @@ std::optional<BackendKind> auto_backend_without_hosts(const JobSpec& job);
 // alone (local, ssh, kubernetes) is an error (ExitCode::usage) that says
 // what to write instead; `auto` picks mpirun for it before this.
 Result<void> check_backend_for_plan(const JobSpec& job, const Backend& backend, const Plan& plan);
+
+// The backend with which `ddl rsh`, mpirun's rsh agent, runs one command on
+// a host: ssh, or kubectl exec into the pod, as the launcher's
+// DDL_RSH_TRANSPORT `word` says (transport_of_word).
+std::unique_ptr<Backend> rsh_backend(const JobSpec& job, std::string_view word);
 
 } // namespace ddl

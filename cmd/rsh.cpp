@@ -18,8 +18,7 @@
 
 #include <fmt/core.h>
 
-#include "backends/kubernetes/kubernetes_backend.hpp"
-#include "backends/ssh/ssh_backend.hpp"
+#include "backends/registry.hpp"
 #include "cmd/command.hpp"
 #include "src/util/log.hpp"
 
@@ -94,12 +93,7 @@ int run_rsh(const std::vector<std::string>& args) {
   if (const char* config = std::getenv("DDL_RSH_SSH_CONFIG"); config != nullptr && *config != 0) {
     job->ssh.config = config;
   }
-  std::unique_ptr<Backend> backend;
-  if (transport != nullptr && std::string_view(transport) == "kubernetes") {
-    backend = std::make_unique<kubernetes::KubernetesBackend>(job->kubernetes);
-  } else {
-    backend = std::make_unique<SshBackend>(job->ssh);
-  }
+  std::unique_ptr<Backend> backend = rsh_backend(*job, transport != nullptr ? transport : "");
   Host host{args[0], args[0], 1, {}, "rsh"};
   Plan plan;
   plan.job = job->name;

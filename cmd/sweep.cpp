@@ -47,6 +47,7 @@ struct SweepOptions {
 // finds them: --include / --exclude, addresses, GPU probe).
 struct SweepHosts {
   std::string backend;
+  bool shares_broker = false;  // the trials reach the hosts through the sweep's broker
   Inventory hosts;
 };
 
@@ -55,7 +56,7 @@ Result<SweepHosts> sweep_hosts(const JobSpec& job) {
   if (!selected) {
     return fail(selected.error());
   }
-  if (selected->backend->name() == "kubernetes") {
+  if (!selected->backend->takes_host_subsets()) {
     return fail(ExitCode::usage, "ddl sweep: the kubernetes backend cannot place a trial on some of its pods; "
                                  "use ssh over the pods' addresses or run one job per trial");
   }
@@ -63,7 +64,8 @@ Result<SweepHosts> sweep_hosts(const JobSpec& job) {
   if (!hosts) {
     return fail(hosts.error());
   }
-  return SweepHosts{std::string(selected->backend->name()), std::move(*hosts)};
+  return SweepHosts{std::string(selected->backend->name()), selected->backend->shares_sweep_broker(),
+                    std::move(*hosts)};
 }
 
 // The job a sweep runs, and its snapshot that every trial gets.
@@ -382,7 +384,7 @@ Result<int> run_sweep_command(SweepOptions opts) {
   }
   // Over ssh, one connection per host for all the trials (issue 32).
   std::unique_ptr<SshBroker> broker;
-  if (hosts->backend == "ssh") {
+  if (hosts->shares_broker) {
     auto started = SshBroker::start(job->ssh, dir);
     if (!started && started.error().code == ExitCode::usage) {
       return fail(started.error());  // a folder someone else prepared

@@ -35,6 +35,8 @@ public:
 
   std::string_view name() const override { return "kubernetes"; }
   std::optional<Result<Inventory>> own_hosts() override;
+  ContainerHost container_host() const override { return ContainerHost::pods; }
+  bool takes_host_subsets() const override { return false; }
 
   // The stack dumper on the rank's host, onto its stderr (through the shim).
   bool dump_stacks(int rank, DumpTool tool, Millis timeout) override;

@@ -7,12 +7,11 @@
 
 #include <fmt/core.h>
 
+#include "backends/local/local_access.hpp"
 #include "backends/local/spawn.hpp"
 #include "backends/stack_dump.hpp"
-#include "ddl_version.hpp"
 #include "src/inventory/inventory.hpp"
 #include "src/launch/stdin_feed.hpp"
-#include "src/util/net.hpp"
 #include "src/util/process.hpp"
 #include "src/util/signals.hpp"
 
@@ -26,7 +25,7 @@ constexpr auto k_drain_after_exit = std::chrono::seconds(2);
 using Clock = std::chrono::steady_clock;
 } // namespace
 
-LocalBackend::LocalBackend() {
+LocalBackend::LocalBackend() : PerRankBackend(std::make_unique<LocalAccess>()) {
   struct rlimit limit {};
   ::getrlimit(RLIMIT_NOFILE, &limit);
   nofile_soft_ = limit.rlim_cur;
@@ -38,33 +37,6 @@ LocalBackend::LocalBackend() {
 }
 
 LocalBackend::~LocalBackend() { shutdown(); }
-
-Result<Inventory> LocalBackend::probe_gpus(Inventory hosts) {
-  int count = local_gpu_count();
-  if (count <= 0) {
-    return fail(ExitCode::launch, "slots = \"gpus\": no GPU found on this machine");
-  }
-  for (auto& host : hosts) {
-    host.slots = count;
-    host.gpus.clear();
-    for (int g = 0; g < count; ++g) {
-      host.gpus.push_back(g);
-    }
-  }
-  return hosts;
-}
-
-std::vector<HostCheck> LocalBackend::check(const Inventory& hosts) {
-  HostCheck check;
-  check.reachable = true;
-  check.ddl_version = DDL_VERSION;
-  check.gpu_count = local_gpu_count();
-  return std::vector<HostCheck>(hosts.size(), check);
-}
-
-std::optional<Result<int>> LocalBackend::master_port(const Host& /*host*/, int first, int count) {
-  return net::free_ports_here(first, count);
-}
 
 Result<void> LocalBackend::prepare_gang(const Plan& plan, std::span<const RankLaunch> /*launches*/) {
   struct rlimit limit {};

@@ -30,16 +30,9 @@ public:
   ~LocalBackend() override;
 
   std::string_view name() const override { return "local"; }
-  // This machine's GPU count gives every host its slots.
-  Result<Inventory> probe_gpus(Inventory hosts) override;
-  // Every host is this machine: this ddl, this machine's GPUs.
-  std::vector<HostCheck> check(const Inventory& hosts) override;
-  // This machine's own route to `target`, the same for every host.
-  std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
-  std::vector<HostTopology> read_topology(const Inventory& hosts) override;
+  // The hosts are this machine (LocalAccess).
   bool ranks_are_local() const override { return true; }
-  // A bind test here (net::free_ports_here).
-  std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
+  ContainerHost container_host() const override { return ContainerHost::guarded; }
 
   // The stack dumper on the rank's host, onto its stderr (/proc/PID/fd/2).
   bool dump_stacks(int rank, DumpTool tool, Millis timeout) override;

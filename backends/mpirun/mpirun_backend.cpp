@@ -13,7 +13,6 @@
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/mpirun/mpirun_command.hpp"
 #include "backends/mpirun/mpirun_output.hpp"
-#include "backends/ssh/ssh_probe.hpp"
 #include "src/render/render_files.hpp"
 #include "src/util/env.hpp"
 #include "src/util/net.hpp"
@@ -37,7 +36,9 @@ std::string rsh_ssh_config(const std::string& config) {
 
 } // namespace
 
-MpirunBackend::MpirunBackend(MpirunOptions options) : LauncherBackend("mpirun"), options_(std::move(options)) {}
+MpirunBackend::MpirunBackend(MpirunOptions options)
+    : LauncherBackend("mpirun"), options_(std::move(options)),
+      access_(make_host_access(options_.rsh_transport, options_.ssh, options_.kubernetes)) {}
 
 std::optional<Result<Inventory>> MpirunBackend::own_hosts() {
   if (!options_.pod_slots) {
@@ -46,30 +47,22 @@ std::optional<Result<Inventory>> MpirunBackend::own_hosts() {
   return kubernetes::kubernetes_inventory(options_.kubernetes, *options_.pod_slots, options_.pod_labels);
 }
 
-Inventory MpirunBackend::resolve_addresses(Inventory hosts) {
-  // Pods keep their names: kubectl, not ssh, reaches them.
-  if (options_.rsh_transport != "ssh") {
-    return hosts;
-  }
-  return ssh_resolve_addresses(options_.ssh, std::move(hosts));
-}
+// As the rsh agent reaches them: pods keep their names (kubectl reaches
+// them), an ssh alias gets its HostName.
+Inventory MpirunBackend::resolve_addresses(Inventory hosts) { return access_->resolve_addresses(std::move(hosts)); }
 
-Result<Inventory> MpirunBackend::probe_gpus(Inventory hosts) {
-  return ssh_probe_gpu_slots(options_.ssh, std::move(hosts));
-}
+Result<Inventory> MpirunBackend::probe_gpus(Inventory hosts) { return access_->probe_gpus(std::move(hosts)); }
 
 std::vector<HostCheck> MpirunBackend::check(const Inventory& hosts) {
-  return ssh_check_hosts(options_.ssh, remote_ddl_path(options_.ssh), hosts);
+  auto checks = access_->check(hosts);
+  return checks ? std::move(*checks) : Backend::check(hosts);
 }
 
 std::optional<Result<int>> MpirunBackend::master_port(const Host& host, int first, int count) {
   if (net::is_this_machine(host.address)) {
     return net::free_ports_here(first, count);
   }
-  if (options_.rsh_transport == "ssh") {
-    return ssh_master_port(options_.ssh, host, first, count);
-  }
-  return std::nullopt;
+  return access_->master_port(host, first, count);
 }
 
 MpirunBackend::~MpirunBackend() { shutdown(); }
@@ -148,7 +141,7 @@ Result<LauncherCommand> MpirunBackend::command(std::span<const RankLaunch> launc
   settings.ddl_path = own_executable_path();
   settings.workdir = launcher_workdir(launches);
   settings.as_root = ::geteuid() == 0;
-  settings.rsh_transport = options_.rsh_transport;
+  settings.rsh_transport = std::string(transport_word(options_.rsh_transport));
   settings.job_file = options_.job_file;
   settings.ssh_config = rsh_ssh_config(options_.ssh.config);
   settings.extra_args = options_.args;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/host_access.hpp"
 #include "backends/launcher_backend.hpp"
 #include "src/job/job.hpp"
 
@@ -17,10 +18,11 @@ namespace ddl::mpirun {
 // gang semantics ddl wants. The first rank to fail is known from the rank
 // script's marker (its exit code) or from mpirun's "exited on signal" note;
 // the other ranks are reported as ended by SIGTERM.
-// hosts --check and slots = "gpus" reach the hosts over ssh, as mpirun does.
+// hosts --check, slots = "gpus" and the master port reach the hosts as
+// mpirun's rsh agent does (`ddl rsh`: ssh, or kubectl exec into pods).
 struct MpirunOptions {
   std::string job_file;          // absolute; `ddl rsh` reads [ssh] / [kubernetes] there
-  std::string rsh_transport;     // "ssh" or "kubernetes": how `ddl rsh` reaches hosts
+  HostTransport rsh_transport = HostTransport::ssh;  // how `ddl rsh` reaches hosts
   SshSection ssh;
   KubernetesSection kubernetes;
   std::optional<int> pod_slots;  // the pods of [kubernetes] selector are the hosts
@@ -44,8 +46,8 @@ public:
   Inventory resolve_addresses(Inventory hosts) override;
   Result<Inventory> probe_gpus(Inventory hosts) override;
   std::vector<HostCheck> check(const Inventory& hosts) override;
-  // A bind test when rank 0's host is this machine, else over ssh; pods:
-  // nullopt (a network of their own).
+  // A bind test when rank 0's host is this machine, else as the rsh agent
+  // reaches it (ssh; pods: nullopt, a network of their own).
   std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
   bool starts_mpi_world() const override { return true; }
 
@@ -62,6 +64,7 @@ private:
   Result<void> find_flavour();
 
   MpirunOptions options_;
+  std::unique_ptr<HostAccess> access_;  // the rsh agent's way to the hosts
   MpiFlavour flavour_ = MpiFlavour::openmpi;  // as found by find_launcher
   std::string program_ = "mpirun";            // mpirun, or mpiexec.hydra for mpich
   std::string hostfile_;  // the plan's, written by find_launcher

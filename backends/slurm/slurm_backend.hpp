@@ -31,6 +31,8 @@ public:
   ~SlurmBackend() override;
 
   std::string_view name() const override { return "slurm"; }
+  // srun --mpi=pmix: slurmstepd is the ranks' PMIx server.
+  bool serves_pmix() const override { return true; }
 
 protected:
   // srun on PATH (looked for, not run: srun reads slurm.conf even for --version).

@@ -15,7 +15,6 @@
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "backends/ssh/ssh_probe.hpp"
-#include "backends/ssh/ssh_topology.hpp"
 #include "src/render/binding.hpp"
 #include "src/util/signals.hpp"
 
@@ -104,9 +103,17 @@ const RankLaunch& first_launch_of(std::span<const RankLaunch> launches, const st
   return launches.front();
 }
 
+// The host questions' access, which keeps each host's connection and shim
+// for the launch.
+std::unique_ptr<SshAccess> keeping_access(const SshSection& options) {
+  return std::make_unique<SshAccess>(options, SshAccess::Keep::connections);
+}
+
 } // namespace
 
-SshBackend::SshBackend(const SshSection& options, bool restarts) : options_(options), restarts_(restarts) {}
+SshBackend::SshBackend(const SshSection& options, bool restarts)
+    : PerRankBackend(keeping_access(options)), options_(options), restarts_(restarts),
+      kept_(static_cast<SshAccess&>(host_access()).kept()) {}
 
 bool SshBackend::wants_relay(std::size_t ranks) const {
   return options_.broker.empty() && (ranks > 1 || (ranks == 1 && restarts_));
@@ -116,84 +123,6 @@ SshBackend::~SshBackend() {
   shutdown();
   kept_.clear();
 }
-
-Inventory SshBackend::resolve_addresses(Inventory hosts) {
-  return ssh_resolve_addresses(options_, std::move(hosts));
-}
-
-Result<Inventory> SshBackend::probe_gpus(Inventory hosts) {
-  auto connections = take_kept(hosts);
-  auto probed = ssh_probe_gpu_slots(options_, hosts, &connections);
-  keep(hosts, connections);
-  return probed;
-}
-
-std::vector<HostCheck> SshBackend::check(const Inventory& hosts) {
-  return ssh_check_hosts(options_, ddl_path(), hosts);
-}
-
-std::vector<SshConnection> SshBackend::take_kept(const Inventory& hosts) {
-  std::vector<SshConnection> connections(hosts.size());
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    if (auto kept = kept_.find(hosts[i].name); kept != kept_.end()) {
-      connections[i] = std::move(kept->second);
-      kept_.erase(kept);
-    }
-  }
-  return connections;
-}
-
-void SshBackend::keep(const Inventory& hosts, std::vector<SshConnection>& connections) {
-  for (std::size_t i = 0; i < hosts.size() && i < connections.size(); ++i) {
-    kept_[hosts[i].name] = std::move(connections[i]);
-  }
-}
-
-// The connections and their shims stay for find_interfaces and the launch.
-std::vector<std::string> SshBackend::preflight(const Inventory& hosts) {
-  auto connections = take_kept(hosts);
-  auto checks = ssh_check_hosts(options_, ddl_path(), hosts, &connections);
-  keep(hosts, connections);
-  std::vector<std::string> problems(hosts.size());
-  for (std::size_t i = 0; i < hosts.size() && i < checks.size(); ++i) {
-    if (!checks[i].reachable) {
-      problems[i] = "preflight: " + (checks[i].error.empty() ? std::string("not reachable") : checks[i].error);
-    }
-  }
-  return problems;
-}
-
-std::optional<Result<int>> SshBackend::master_port(const Host& host, int first, int count) {
-  if (ports_in_use_ && ports_host_ == host.name) {
-    return master_port_among(*ports_in_use_, host, first, count);
-  }
-  // Over the host's kept connection and shim, which then starts its first rank.
-  return ssh_master_port(options_, host, first, count, &kept_[host.name]);
-}
-
-std::vector<HostInterface> SshBackend::find_interfaces(const Inventory& hosts, const std::string& target) {
-  auto connections = take_kept(hosts);
-  auto rank0 = std::ranges::find_if(hosts, [&](const Host& host) { return host.address == target; });
-  std::optional<std::size_t> ports_on;
-  ports_in_use_.reset();
-  ports_host_.clear();
-  if (rank0 != hosts.end()) {
-    ports_on = static_cast<std::size_t>(rank0 - hosts.begin());
-    ports_host_ = rank0->name;
-  }
-  auto found = ssh_find_interfaces(options_, hosts, target, connections, ports_on, &ports_in_use_);
-  keep(hosts, connections);
-  return found;
-}
-
-std::vector<HostTopology> SshBackend::read_topology(const Inventory& hosts) {
-  auto connections = take_kept(hosts);
-  auto found = ssh_read_topology(options_, hosts, connections);
-  keep(hosts, connections);
-  return found;
-}
-
-std::string SshBackend::ddl_path() const { return remote_ddl_path(options_); }
 
 Result<void> SshBackend::prepare_gang(const Plan& /*plan*/, std::span<const RankLaunch> launches) {
   if (launches.empty()) {

@@ -8,6 +8,7 @@
 
 #include "backends/per_rank_backend.hpp"
 #include "backends/ssh/host_link.hpp"
+#include "backends/ssh/ssh_access.hpp"
 #include "backends/ssh/ssh_probe.hpp"
 
 namespace ddl {
@@ -33,19 +34,10 @@ public:
   ~SshBackend() override;
 
   std::string_view name() const override { return "ssh"; }
-  Inventory resolve_addresses(Inventory hosts) override;
-  Result<Inventory> probe_gpus(Inventory hosts) override;
-  std::vector<HostCheck> check(const Inventory& hosts) override;
-  // check()'s connection per host: an unreachable host fails.
-  std::vector<std::string> preflight(const Inventory& hosts) override;
-  // The ports in use there (/proc/net/tcp, tcp6): as find_interfaces read
-  // them on rank 0's host, else asked of its kept shim (one is started).
-  std::optional<Result<int>> master_port(const Host& host, int first, int count) override;
-  std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
-  // Over find_interfaces' connections where there are some (kept for the launch).
-  std::vector<HostTopology> read_topology(const Inventory& hosts) override;
-  // [ssh] remote_ddl, else this binary's path.
-  std::string ddl_path() const override;
+  // The host questions: SshAccess, which keeps each host's connection and
+  // shim for the launch.
+  ContainerHost container_host() const override { return ContainerHost::guarded; }
+  bool shares_sweep_broker() const override { return true; }
 
   // The stack dumper on the rank's host, onto its stderr (through the shim).
   bool dump_stacks(int rank, DumpTool tool, Millis timeout) override;
@@ -76,25 +68,18 @@ private:
   };
   Result<SshConnection> open_unit(std::size_t unit, const Plan& plan);
   void drop_pending();
-  // kept_'s connections of `hosts` (moved out; empty where none), and back.
-  std::vector<SshConnection> take_kept(const Inventory& hosts);
-  void keep(const Inventory& hosts, std::vector<SshConnection>& connections);
 
   // Whether a connection of `ranks` ranks runs them through ddl's relay.
   bool wants_relay(std::size_t ranks) const;
 
   SshSection options_;
   bool restarts_ = false;
+  // Per host name, the connection (and waiting shim) of its probes, for the
+  // first rank there, or of an earlier launch, for the next one.
+  std::unordered_map<std::string, SshConnection>& kept_;
   std::vector<std::unique_ptr<HostLink>> links_;
   std::vector<std::size_t> rank_link_;  // rank -> index into links_
   Pending pending_;
-  // Per host name, the connection (and waiting shim) of its probes, for the
-  // first rank there, or of an earlier launch, for the next one.
-  std::unordered_map<std::string, SshConnection> kept_;
-  // The ports in use on rank 0's host, read by find_interfaces' shell
-  // there, for master_port (called after it) to use.
-  std::string ports_host_;
-  std::optional<std::set<int>> ports_in_use_;
 };
 
 // Ranks one SSH connection carries at most (sshd's MaxSessions is 10).

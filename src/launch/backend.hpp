@@ -13,6 +13,7 @@
 #include "src/inventory/inventory.hpp"
 #include "src/plan/placement.hpp"
 #include "src/plan/plan.hpp"
+#include "src/render/container.hpp"
 #include "src/render/launches.hpp"
 #include "src/util/error.hpp"
 #include "src/util/topology.hpp"
@@ -130,6 +131,22 @@ public:
   // MPI singleton), so more than one such rank gets the singleton guard
   // (src/render/frameworks/mpi.hpp). Default: false.
   virtual bool starts_ranks_alone() const { return false; }
+  // Where [container] can run this backend's ranks (src/render/container.hpp):
+  // guarded (local, ssh), in its pods' own containers (kubernetes), or not
+  // at all. Default: none.
+  virtual ContainerHost container_host() const { return ContainerHost::none; }
+  // True when the launcher itself serves PMIx to the ranks (slurm: srun
+  // --mpi=pmix, slurmstepd), so that --mpi pmix starts no host workers of
+  // ddl's. Default: false.
+  virtual bool serves_pmix() const { return false; }
+  // True when a gang may run on any subset of the hosts the backend found (a
+  // sweep's trial on some of them). Default: true; kubernetes: false (its
+  // hosts are every pod of the selector).
+  virtual bool takes_host_subsets() const { return true; }
+  // True when a sweep's trials reach the hosts through the sweep's session
+  // broker (backends/ssh/ssh_broker: one connection per host for all the
+  // trials). Default: false; ssh: true.
+  virtual bool shares_sweep_broker() const { return false; }
   // The ddl binary that ranks run (`ddl bench` workers). Default: this one.
   virtual std::string ddl_path() const;
   // What `run --dry-run` prints after the plan table. Default: nothing.

@@ -236,11 +236,12 @@ EnvList runtime_client_env(char** environ_ptr) {
   return env;
 }
 
-std::optional<std::string> container_backend_problem(const JobSpec& job, std::string_view backend) {
-  if (!job.container.enabled() || backend == "local" || backend == "ssh") {
+std::optional<std::string> container_backend_problem(const JobSpec& job, ContainerHost host,
+                                                     std::string_view backend) {
+  if (!job.container.enabled() || host == ContainerHost::guarded) {
     return std::nullopt;
   }
-  if (backend == "kubernetes") {
+  if (host == ContainerHost::pods) {
     return "[container]: the kubernetes backend runs ranks in its pods' own containers; leave [container] out "
            "and set the image in the pods";
   }

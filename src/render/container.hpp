@@ -57,10 +57,17 @@ std::vector<std::string> container_argv(const JobSpec& job, const ContainerRank&
 EnvList runtime_client_env(char** environ_ptr);
 bool is_runtime_client_variable(std::string_view name);
 
-// Why [container] cannot run with `backend` (kubernetes runs its pods' own
-// containers; mpirun and slurm start ranks where no guard can clean up);
-// nullopt for local and ssh, or without [container].
-std::optional<std::string> container_backend_problem(const JobSpec& job, std::string_view backend);
+// Where a backend can run [container]'s ranks (Backend::container_host).
+enum class ContainerHost {
+  guarded,  // on hosts where ddl's guard removes the container (local, ssh)
+  pods,     // nowhere: its ranks run in their pods' own containers (kubernetes)
+  none,     // nowhere: ranks start where no guard can clean up (mpirun, slurm)
+};
+
+// Why [container] cannot run with `backend` (named for the message), whose
+// ranks run where `host` says; nullopt where guarded, or without [container].
+std::optional<std::string> container_backend_problem(const JobSpec& job, ContainerHost host,
+                                                     std::string_view backend);
 
 // "podman run ... IMAGE" as --dry-run shows the container of `argv` (the
 // guard left out): "" without [container].

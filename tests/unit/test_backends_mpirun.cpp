@@ -62,7 +62,7 @@ Plan local_plan(int ranks) {
 
 MpirunOptions ssh_options() {
   MpirunOptions options;
-  options.rsh_transport = "ssh";
+  options.rsh_transport = HostTransport::ssh;
   return options;
 }
 

@@ -166,12 +166,12 @@ TEST_CASE("setup runs inside the container", "[render][container]") {
 
 TEST_CASE("[container] runs on the local and ssh backends only", "[render][container]") {
   JobSpec job = container_job(ContainerRuntime::podman);
-  CHECK_FALSE(container_backend_problem(job, "local"));
-  CHECK_FALSE(container_backend_problem(job, "ssh"));
-  CHECK(container_backend_problem(job, "mpirun") ==
+  CHECK_FALSE(container_backend_problem(job, ContainerHost::guarded, "local"));
+  CHECK_FALSE(container_backend_problem(job, ContainerHost::guarded, "ssh"));
+  CHECK(container_backend_problem(job, ContainerHost::none, "mpirun") ==
         "[container]: works with the local and ssh backends, not mpirun (ddl could not remove a container that "
         "outlives its rank there)");
-  CHECK(container_backend_problem(job, "kubernetes")->starts_with("[container]: the kubernetes backend runs"));
+  CHECK(container_backend_problem(job, ContainerHost::pods, "kubernetes")->starts_with("[container]: the kubernetes backend runs"));
   job.container.image.clear();
-  CHECK_FALSE(container_backend_problem(job, "kubernetes"));
+  CHECK_FALSE(container_backend_problem(job, ContainerHost::pods, "kubernetes"));
 }

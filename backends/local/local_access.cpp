@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+#include "backends/local/local_access.hpp"
+
+#include <fmt/core.h>
+
+#include "ddl_version.hpp"
+#include "src/inventory/local_topology.hpp"
+#include "src/util/net.hpp"
+
+namespace ddl {
+
+namespace {
+
+HostInterface interface_toward(const std::string& target) {
+  net::Route route = net::route_to(target);
+  if (route.end != net::RouteEnd::found) {
+    return interface_unknown(fmt::format("no route to {}: {}", target, route.why));
+  }
+  std::string name = net::interface_holding(route.address);
+  if (name.empty()) {
+    return interface_unknown(fmt::format("no interface holds {}, where the route to {} leaves from",
+                                         route.address, target));
+  }
+  return interface_found(std::move(name), route.address, target);
+}
+
+} // namespace
+
+Result<Inventory> LocalAccess::probe_gpus(Inventory hosts) {
+  int count = local_gpu_count();
+  if (count <= 0) {
+    return fail(ExitCode::launch, "slots = \"gpus\": no GPU found on this machine");
+  }
+  for (auto& host : hosts) {
+    host.slots = count;
+    host.gpus.clear();
+    for (int g = 0; g < count; ++g) {
+      host.gpus.push_back(g);
+    }
+  }
+  return hosts;
+}
+
+std::optional<std::vector<HostCheck>> LocalAccess::check(const Inventory& hosts) {
+  HostCheck check;
+  check.reachable = true;
+  check.ddl_version = DDL_VERSION;
+  check.gpu_count = local_gpu_count();
+  return std::vector<HostCheck>(hosts.size(), check);
+}
+
+std::vector<HostInterface> LocalAccess::find_interfaces(const Inventory& hosts, const std::string& target) {
+  return std::vector<HostInterface>(hosts.size(), interface_toward(target));
+}
+
+std::optional<std::vector<HostTopology>> LocalAccess::read_topology(const Inventory& hosts) {
+  return std::vector<HostTopology>(hosts.size(), hosts.empty() ? HostTopology{} : local_topology());
+}
+
+std::optional<Result<int>> LocalAccess::master_port(const Host& /*host*/, int first, int count) {
+  return net::free_ports_here(first, count);
+}
+
+} // namespace ddl
