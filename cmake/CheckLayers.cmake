@@ -16,6 +16,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
   set(allow_src/pmix "src/util;src/pmix")
   set(allow_rendezvous "src/util;src/job;src/inventory;src/plan;rendezvous")
   set(allow_backends "src/util;src/job;src/inventory;src/plan;src/render;src/launch;backends")
+  set(allow_src/session "src/util;src/job;src/inventory;src/plan;src/persona;src/render;src/launch;src/sweep;src/pmix;rendezvous;backends;src/session")
   set(allow_cmd "src;rendezvous;backends;cmd")
   # A library's headers and the one folder that may include them.
   set(library_patterns "<toml\\+\\+/" "<libssh/" "<CLI/" "<openssl/" "<re2/")
@@ -23,7 +24,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
 
   set(problems "")
   foreach(layer src/util src/job src/inventory src/plan src/persona src/render src/launch src/sweep src/collectives
-                src/pmix rendezvous backends cmd)
+                src/pmix rendezvous backends src/session cmd)
     file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/${layer}/*.cpp ${ROOT}/${layer}/*.hpp)
     foreach(file ${files})
       file(STRINGS ${ROOT}/${file} includes REGEX "^#include [\"<]")

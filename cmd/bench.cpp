@@ -12,7 +12,7 @@
 
 #include "cmd/bench_options.hpp"
 #include "cmd/command.hpp"
-#include "cmd/pipeline.hpp"
+#include "src/session/job_run.hpp"
 #include "src/collectives/bench_worker.hpp"
 #include "src/util/file.hpp"
 #include "src/util/own_path.hpp"
@@ -51,23 +51,23 @@ Result<int> run_bench(const BenchCommand& cmd) {
   if (!job) {
     return fail(job.error());
   }
-  auto planned = plan_job(*job);
-  if (!planned) {
-    return fail(planned.error());
-  }
-  // Every rank runs `ddl worker allreduce` where the backend has ddl.
-  job->command = {planned->backend->ddl_path(), "worker", "allreduce"};
-  for (auto& arg : worker_args(*options)) {
-    job->command.push_back(std::move(arg));
-  }
-  job->command_is_shell = false;
-  // Rank 0 leaves its results in the rendezvous; stdout is for them alone.
+  // Every rank runs `ddl worker allreduce` where the backend has ddl; rank 0
+  // leaves its results in the rendezvous (stdout is for them alone).
   std::optional<std::string> table;
   std::optional<std::string> json;
-  auto code = launch_job(*job, *planned, LaunchOptions{}, [&](rendezvous::Server& server) {
+  session::RunAsk ask;
+  ask.worker = [&options](const Backend& backend) {
+    std::vector<std::string> command{backend.ddl_path(), "worker", "allreduce"};
+    for (auto& arg : worker_args(*options)) {
+      command.push_back(std::move(arg));
+    }
+    return command;
+  };
+  ask.after_ranks = [&](rendezvous::Server& server) {
     table = server.value(coll::k_bench_table_key);
     json = server.value(coll::k_bench_json_key);
-  });
+  };
+  auto code = session::JobRun(*job, std::move(ask)).run();
   if (!code) {
     return fail(code.error());
   }

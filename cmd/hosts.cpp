@@ -7,7 +7,7 @@
 
 #include "backends/registry.hpp"
 #include "cmd/command.hpp"
-#include "cmd/pmix_launch.hpp"
+#include "src/session/mpi_mode.hpp"
 #include "src/launch/plan_hosts.hpp"
 #include "src/plan/placement.hpp"
 #include "src/util/json.hpp"
@@ -181,9 +181,7 @@ int run_hosts(const HostsOptions& opts) {
   // Listing (and checking, which reports each host) never waits on DNS.
   net::set_name_lookup(net::NameLookup::no_dns);
   job->hosts.show_labels = true;  // node labels and Slurm features, at the cost of one call
-  if (const std::string mpi_why = resolve_mpi_launch(*job); !mpi_why.empty()) {
-    spdlog::info("{}", mpi_why);  // the backend is the one ddl run picks
-  }
+  *job = session::with_mpi_choice(*job, session::resolve_mpi_launch(*job));  // the backend ddl run picks
   auto selected = select_backend(*job);
   if (!selected) {
     return report(selected.error());

@@ -10,7 +10,7 @@
 #include <fmt/core.h>
 
 #include "cmd/command.hpp"
-#include "cmd/live_client.hpp"
+#include "src/launch/live_client.hpp"
 #include "src/launch/live_server.hpp"
 #include "src/launch/report.hpp"
 #include "src/util/log.hpp"

@@ -10,8 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include "cmd/command.hpp"
-#include "cmd/interpreter_check.hpp"
 #include "cmd/run.hpp"
+#include "src/session/interpreter_check.hpp"
 
 namespace ddl::cmd {
 
@@ -45,18 +45,22 @@ Result<int> run_launch(persona::Launch& launch, const std::string& module) {
     return fail(has_command.error());
   }
   if (!module.empty()) {
-    warn_interpreter_without(*job, module);
+    session::warn_interpreter_without(*job, module);
   }
-  auto after_plan = [&launch](JobSpec& planned_job, const PlannedJob& planned) -> Result<void> {
+  // The personality is asked once the job is planned; it answers with the
+  // job it launches, the planned one untouched.
+  auto persona_check = [&launch](const JobSpec& planned_job,
+                                 const session::PlannedJob& planned) -> Result<JobSpec> {
     const persona::PlanView view{planned.plan, planned.backend->ranks_are_local()};
+    JobSpec answered = planned_job;
     for (const persona::PlanEdit& edit : launch.plan_edits) {
-      if (auto done = edit(planned_job, view); !done) {
-        return done;
+      if (auto done = edit(answered, view); !done) {
+        return fail(done.error());
       }
     }
-    return {};
+    return answered;
   };
-  return run_loaded_job(*job, launch.dry_run, false, after_plan);
+  return run_loaded_job(*job, launch.dry_run, persona_check);
 }
 
 } // namespace

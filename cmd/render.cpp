@@ -4,8 +4,7 @@
 #include <memory>
 
 #include "cmd/command.hpp"
-#include "cmd/pipeline.hpp"
-#include "cmd/pmix_launch.hpp"
+#include "src/session/mpi_mode.hpp"
 #include "src/render/frameworks/tensorflow.hpp"
 #include "src/render/render_env.hpp"
 #include "src/render/render_files.hpp"
@@ -40,9 +39,9 @@ Result<int> checked_rank(const RenderOptions& opts, const Plan& plan) {
   return *opts.rank;
 }
 
-Result<std::string> render_one(const RenderOptions& opts, const JobSpec& job, const PlannedJob& planned) {
+Result<std::string> render_one(const RenderOptions& opts, const JobSpec& job, const session::PlannedJob& planned) {
   const Plan& plan = planned.plan;
-  const LaunchContext ctx = preview_context(job, planned);  // nothing is launched
+  const LaunchContext ctx = session::preview_context(job, planned);  // nothing is launched
   const std::string& format = opts.format;
   if (format == "json") {
     return plan_json(job, plan, ctx);
@@ -91,15 +90,16 @@ int run_render(RenderOptions opts) {
     return report(job.error());
   }
   net::set_name_lookup(net::NameLookup::no_dns);  // rendering never needs DNS
-  auto planned = plan_mpi_job(*job);
+  JobSpec resolved;  // the job with its MPI mode resolved, as ddl run plans it
+  auto planned = session::plan_mpi_job(*job, resolved);
   if (!planned) {
     return report(planned.error());
   }
   if (opts.format == "plan") {
-    write_plan_table(*job, planned->plan, preview_context(*job, *planned), write_stdout);
+    write_plan_table(resolved, planned->plan, session::preview_context(resolved, *planned), write_stdout);
     return 0;
   }
-  auto text = render_one(opts, *job, *planned);
+  auto text = render_one(opts, resolved, *planned);
   if (!text) {
     return report(text.error());
   }

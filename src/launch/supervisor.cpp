@@ -40,10 +40,10 @@ bool is_failure(const RankExit& how) { return how.code != 0 || how.signal != 0 |
 // One attempt: starts every rank and supervises them until all are gone.
 class Attempt {
 public:
-  Attempt(Backend& backend, Output& output, const SupervisorOptions& options, Gang& gang,
+  Attempt(Backend& backend, Output& output, const SupervisorOptions& options, Rounds& rounds, Gang& gang,
           std::optional<SteadyClock::time_point> job_deadline)
-      : backend_(backend), output_(output), options_(options), gang_(gang), job_deadline_(job_deadline),
-        exited_(gang.launches().size(), false) {}
+      : backend_(backend), output_(output), options_(options), rounds_(rounds), progress_(rounds.progress()),
+        gang_(gang), job_deadline_(job_deadline), exited_(gang.launches().size(), false) {}
 
   void run();
 
@@ -83,6 +83,8 @@ private:
   Backend& backend_;
   Output& output_;
   const SupervisorOptions& options_;
+  Rounds& rounds_;
+  ProgressBoard* progress_;  // the round's hang board, or nullptr
   Gang& gang_;
   std::optional<SteadyClock::time_point> job_deadline_;
   std::optional<SteadyClock::time_point> kill_deadline_;
@@ -206,8 +208,8 @@ void Attempt::forward(int signo) {
     paused_ = true;
   } else if (signo == SIGCONT) {
     paused_ = false;
-    if (options_.progress) {
-      options_.progress->touch_all();
+    if (progress_ != nullptr) {
+      progress_->touch_all();
     }
   }
 }
@@ -265,8 +267,8 @@ void Attempt::check_deadlines() {
     job_deadline_.reset();
     stop_with_checkpoint(StopReason::timeout);  // a failure already stopping wins
   }
-  if (options_.watchdog && reason == StopReason::none) {
-    if (auto problem = options_.watchdog()) {
+  if (reason == StopReason::none) {
+    if (auto problem = rounds_.overdue()) {
       watchdog_error = std::move(*problem);
       stop(StopReason::watchdog, options_.stop.stop_signal);
     }
@@ -285,10 +287,10 @@ void Attempt::check_deadlines() {
 }
 
 void Attempt::check_hang(SteadyClock::time_point now) {
-  if (!options_.progress || reason != StopReason::none || paused_) {
+  if (progress_ == nullptr || reason != StopReason::none || paused_) {
     return;
   }
-  const ProgressBoard& board = *options_.progress;
+  const ProgressBoard& board = *progress_;
   std::vector<SteadyClock::time_point> last(exited_.size());
   std::vector<bool> running(exited_.size());
   for (std::size_t rank = 0; rank < exited_.size(); ++rank) {
@@ -307,7 +309,7 @@ void Attempt::begin_dump(Hang found) {
   reason = StopReason::stalled;
   const bool tool = options_.hang.dump_signal == 0;
   output_.message(hang_announcement(options_.hang, found, dump_how(options_.hang)));
-  options_.progress->start_evidence();
+  progress_->start_evidence();
   dumped_.assign(exited_.size(), false);
   if (!tool) {
     signal_running(options_.hang.dump_signal);
@@ -337,11 +339,11 @@ void Attempt::begin_dump(Hang found) {
 
 // Every rank asked has printed something and nothing came for 500 ms.
 bool Attempt::dump_settled(SteadyClock::time_point now) const {
-  auto last = options_.progress->last_evidence();
+  auto last = progress_->last_evidence();
   if (!last || now - *last < std::chrono::milliseconds(500)) {
     return false;
   }
-  auto has = options_.progress->has_evidence();
+  auto has = progress_->has_evidence();
   for (std::size_t rank = 0; rank < dumped_.size(); ++rank) {
     if (dumped_[rank] && !exited_[rank] && !has[rank]) {
       return false;
@@ -404,8 +406,9 @@ int Attempt::timeout_ms() const {
       next = at;
     }
   }
-  const bool hang_watch = options_.progress && (reason == StopReason::none || dump_deadline_);
-  if ((options_.watchdog && reason == StopReason::none) || hang_watch) {
+  // The rounds' overdue() is asked while the gang runs, the hang board also
+  // while the stacks are dumped.
+  if (reason == StopReason::none || (progress_ != nullptr && dump_deadline_)) {
     auto poll_at = SteadyClock::now() + std::chrono::milliseconds(100);
     if (!next || poll_at < *next) {
       next = poll_at;
@@ -487,8 +490,9 @@ bool asks_requeue(const FirstFailure& first, const SupervisorOptions& options) {
 }
 
 // The hang's report on stderr, and in --log-dir as watchdog.attempt-A.log.
-void report_hang(Output& output, const Attempt& run, const Gang& gang, const SupervisorOptions& options) {
-  std::string text = hang_report(*run.hang, *options.progress, gang.launches(), run.hang_notes);
+void report_hang(Output& output, const Attempt& run, const Gang& gang, const ProgressBoard& board,
+                 const SupervisorOptions& options) {
+  std::string text = hang_report(*run.hang, board, gang.launches(), run.hang_notes);
   output.message(text);
   if (!options.output.log_dir.empty()) {
     std::string path = fmt::format("{}/watchdog.attempt-{}.log", options.output.log_dir, gang.attempt());
@@ -569,11 +573,10 @@ std::optional<int> wait_for_restart(Millis wait) {
 // and the summary share.
 struct JobRun {
   Backend& backend;
-  const LaunchBuilder& build;
+  Rounds& rounds;
   const SupervisorOptions& options;
   RestartPolicy& policy;
   Output& output;
-  const Plan* plan;
   std::vector<RankLaunch> launches;  // the next attempt's
   SteadyClock::time_point started;
   std::optional<SteadyClock::time_point> deadline;
@@ -589,8 +592,8 @@ struct JobRun {
 
 // Attempt 0's launches, and the backend prepared for them (it checks what
 // they run on every host).
-Result<std::vector<RankLaunch>> prepare_first(Backend& backend, const Plan& plan, const LaunchBuilder& build) {
-  auto launches = build(0);
+Result<std::vector<RankLaunch>> prepare_first(Backend& backend, Rounds& rounds) {
+  auto launches = rounds.launches(0);
   if (!launches) {
     return fail(launches.error());
   }
@@ -598,7 +601,7 @@ Result<std::vector<RankLaunch>> prepare_first(Backend& backend, const Plan& plan
     return fail(stop::error("preparing the launch"));
   }
   PhaseTimer preflight("preflight");
-  if (auto prepared = backend.prepare(plan, *launches); !prepared) {
+  if (auto prepared = backend.prepare(rounds.plan(), *launches); !prepared) {
     bool stopped = stop::requested() && !stop::is_stop_error(prepared.error());
     return fail(stopped ? stop::error("preparing the hosts") : prepared.error());
   }
@@ -608,17 +611,16 @@ Result<std::vector<RankLaunch>> prepare_first(Backend& backend, const Plan& plan
 // Elastic: when prepare() could not reach some hosts (lost between their
 // preflight and the start), attempt 0 on the hosts left, planned again as
 // after a lost host. Else `error`, prepare()'s own.
-Result<NextRound> start_on_hosts_left(Backend& backend, const SupervisorOptions& options, RestartPolicy& policy,
-                                      Error error) {
+Result<NextRound> start_on_hosts_left(Backend& backend, Rounds& rounds, RestartPolicy& policy, Error error) {
   std::vector<LeftOutHost> unreached = backend.unreached_hosts();
-  if (!policy.elastic() || !options.replan || unreached.empty() || stop::is_stop_error(error)) {
+  if (!policy.elastic() || unreached.empty() || stop::is_stop_error(error)) {
     return fail(std::move(error));
   }
   backend.shutdown();
   if (auto why = policy.exclude_lost(unreached)) {
     return fail(ExitCode::launch, "cannot start: " + *why);
   }
-  auto next = options.replan(0, policy);
+  auto next = rounds.next_round(0, policy);
   if (!next) {
     return fail(next.error());
   }
@@ -654,7 +656,7 @@ struct Restart {
 // the job is planned again and the backend prepared for it.
 Result<Restart> replan(JobRun& job, int next_attempt) {
   job.backend.shutdown();
-  auto next = job.options.replan(next_attempt, job.policy);
+  auto next = job.rounds.next_round(next_attempt, job.policy);
   job.announce_excluded(next_attempt);
   if (!next) {
     return fail(next.error());
@@ -662,8 +664,7 @@ Result<Restart> replan(JobRun& job, int next_attempt) {
   if (!next->not_enough.empty()) {
     return Restart{false, next->not_enough};
   }
-  job.plan = next->plan;
-  job.output.set_labels(rank_labels(*job.plan));
+  job.output.set_labels(rank_labels(job.rounds.plan()));
   job.launches = std::move(next->launches);
   return Restart{true, {}};
 }
@@ -690,7 +691,7 @@ Result<Restart> decide_restart(JobRun& job, const Attempt& run, const Gang& gang
   }
   job.output.message(
       restart_text(job.output, run, gang, decision, next_attempt, job.options.max_restarts,
-                   hosts_left(*job.plan, job.policy)));
+                   hosts_left(job.rounds.plan(), job.policy)));
   job.output.restarting(next_attempt, job.options.max_restarts);
   if (auto interrupted = wait_for_restart(decision.wait)) {
     end.reason = StopReason::signal;
@@ -700,7 +701,7 @@ Result<Restart> decide_restart(JobRun& job, const Attempt& run, const Gang& gang
   if (decision.verdict == Verdict::replan) {
     return replan(job, next_attempt);
   }
-  auto launches = job.build(next_attempt);
+  auto launches = job.rounds.launches(next_attempt);
   if (!launches) {
     return fail(launches.error());
   }
@@ -729,8 +730,8 @@ Result<int> summarize(JobRun& job, const Attempt& run, const Gang& gang, Attempt
   }
   if (end.reason == StopReason::stalled && run.hang) {
     summary.stalled_ranks = run.hang->ranks;
-    if (options.progress) {
-      summary.stall_groups = stall_groups(*run.hang, *options.progress, gang.launches());
+    if (const ProgressBoard* board = job.rounds.progress()) {
+      summary.stall_groups = stall_groups(*run.hang, *board, gang.launches());
     }
   }
   summary.dropped_lines = job.output.dropped_lines();
@@ -749,8 +750,7 @@ Result<int> summarize(JobRun& job, const Attempt& run, const Gang& gang, Attempt
 
 } // namespace
 
-Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuilder& build,
-                      const SupervisorOptions& options) {
+Result<int> supervise(Backend& backend, Rounds& rounds, const SupervisorOptions& options) {
   if (auto installed = SignalPipe::install(); !installed) {
     return fail(installed.error());
   }
@@ -760,38 +760,37 @@ Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuil
   ForwardedSignals::take();  // none from before the gang exists
   RestartPolicy fallback(RestartRules{.max_restarts = options.max_restarts});
   RestartPolicy& policy = options.policy != nullptr ? *options.policy : fallback;
-  const Plan* plan = &first_plan;  // replaced (and gone) when the hosts left are planned again
-  auto launches = prepare_first(backend, first_plan, build);
+  auto launches = prepare_first(backend, rounds);
   if (!launches) {
-    auto next = start_on_hosts_left(backend, options, policy, launches.error());
+    auto next = start_on_hosts_left(backend, rounds, policy, launches.error());
     if (!next) {
       return fail(next.error());
     }
-    plan = next->plan;
     launches = std::move(next->launches);
   }
-  Output output(with_labels(options.output, *plan));
+  Output output(with_labels(options.output, rounds.plan()));
   const auto started = SteadyClock::now();
   std::optional<SteadyClock::time_point> deadline = options.deadline;
   if (options.timeout && !deadline) {
     deadline = started + *options.timeout;
   }
-  JobRun job{backend, build, options, policy, output, plan, std::move(*launches), started, deadline, 0};
+  JobRun job{backend, rounds, options, policy, output, std::move(*launches), started, deadline, 0};
   job.announce_excluded(0);
   // The attempt loop: each attempt starts the gang and supervises it until
   // every rank is gone; after a failure the restart decision says whether
   // another follows.
   for (int attempt = 0;; ++attempt) {
-    if (auto opened = output.begin_attempt(attempt, job.plan->world_size); !opened) {
+    if (auto opened = output.begin_attempt(attempt, rounds.plan().world_size); !opened) {
       return fail(opened.error());
     }
     const auto attempt_start = std::chrono::system_clock::now();
-    if (options.progress) {
-      options.progress->begin_attempt();
+    ProgressBoard* board = rounds.progress();  // the round's: a new round brings its own
+    if (board != nullptr) {
+      board->begin_attempt();
     }
-    Gang gang(output, std::move(job.launches), attempt, options.progress.get());
+    Gang gang(output, std::move(job.launches), attempt, board);
     output.on_stdout_closed([&gang] { gang.wake(); });
-    Attempt run(backend, output, options, gang, job.deadline);
+    Attempt run(backend, output, options, rounds, gang, job.deadline);
     if (options.on_state) {
       options.on_state("running", attempt);
     }
@@ -800,7 +799,7 @@ Result<int> supervise(Backend& backend, const Plan& first_plan, const LaunchBuil
     output.end_attempt();
     AttemptEnd end = attempt_end(job, run, gang, attempt_start);
     if (run.reason == StopReason::stalled) {
-      report_hang(output, run, gang, options);
+      report_hang(output, run, gang, *board, options);
     }
     auto restart = decide_restart(job, run, gang, end);
     if (!restart) {

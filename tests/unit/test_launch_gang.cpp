@@ -38,6 +38,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 struct FakeGang {
   int world_size = 2;
   ddl::SupervisorOptions options;
+  std::function<std::optional<ddl::Error>()> overdue;  // the rendezvous' exit-4 rule
   ddl::test::CapturedFile out;
   ddl::test::CapturedFile err;
   std::vector<int> attempts_built;
@@ -77,7 +78,8 @@ struct FakeGang {
       return launches;
     };
     auto start = std::chrono::steady_clock::now();
-    auto code = ddl::supervise(backend, job_plan, build, options);
+    ddl::FixedRound rounds(job_plan, build, overdue);
+    auto code = ddl::supervise(backend, rounds, options);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // The contract: supervise() returns only once every rank has ended.
     CHECK(backend.running().empty());
@@ -398,7 +400,7 @@ TEST_CASE("gang: a rendezvous watchdog ends the gang with exit 4", "[gang]") {
     gang.world_size = 3;
     std::atomic<int> asked{0};
     auto since = std::chrono::steady_clock::now();
-    gang.options.watchdog = [&]() -> std::optional<ddl::Error> {
+    gang.overdue = [&]() -> std::optional<ddl::Error> {
       ++asked;
       if (std::chrono::steady_clock::now() - since < 150ms) {
         return std::nullopt;
@@ -418,7 +420,7 @@ TEST_CASE("gang: a rendezvous watchdog ends the gang with exit 4", "[gang]") {
   SECTION("it stays quiet while the gang succeeds") {
     FakeGang gang([](int, int) { return RankScript::exits(0, 250ms); });
     std::atomic<int> asked{0};
-    gang.options.watchdog = [&]() -> std::optional<ddl::Error> {
+    gang.overdue = [&]() -> std::optional<ddl::Error> {
       ++asked;
       return std::nullopt;
     };

@@ -49,7 +49,8 @@ struct GangRun {
       return launches;
     };
     ddl::LocalBackend backend;
-    auto code = ddl::supervise(backend, plan, build, options);
+    ddl::FixedRound rounds(plan, build);
+    auto code = ddl::supervise(backend, rounds, options);
     backend.shutdown();
     ddl::SignalPipe::uninstall();
     return code;
@@ -137,7 +138,8 @@ TEST_CASE("supervisor: a missing command is a launch error", "[supervisor]") {
     return std::vector<ddl::RankLaunch>{launch};
   };
   ddl::LocalBackend backend;
-  auto code = ddl::supervise(backend, plan, build, ddl::SupervisorOptions{});
+  ddl::FixedRound rounds(plan, build);
+  auto code = ddl::supervise(backend, rounds, ddl::SupervisorOptions{});
   backend.shutdown();
   ddl::SignalPipe::uninstall();
   REQUIRE_FALSE(code.has_value());

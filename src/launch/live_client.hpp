@@ -13,7 +13,7 @@
 #include "src/util/error.hpp"
 #include "src/util/json.hpp"
 
-namespace ddl::cmd {
+namespace ddl {
 
 // How long a command waits for jobs to answer: for all of them together
 // (ps), or for one to take a request and give its first answer.
@@ -63,4 +63,4 @@ private:
 // "job NAME (ID) did not answer within 3s (its ddl is stopped, or busy)".
 std::string did_not_answer(const LiveJob& job);
 
-} // namespace ddl::cmd
+} // namespace ddl

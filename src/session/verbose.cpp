@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cmd/verbose.hpp"
+#include "src/session/verbose.hpp"
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
@@ -7,7 +7,7 @@
 #include "src/launch/output.hpp"
 #include "src/util/text.hpp"
 
-namespace ddl::cmd {
+namespace ddl::session {
 
 namespace {
 
@@ -67,4 +67,4 @@ void log_rank_launches(const std::vector<RankLaunch>& launches, const std::vecto
   }
 }
 
-} // namespace ddl::cmd
+} // namespace ddl::session

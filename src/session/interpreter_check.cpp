@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cmd/interpreter_check.hpp"
+#include "src/session/interpreter_check.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,7 +15,7 @@
 #include "src/util/run_captured.hpp"
 #include "src/util/text.hpp"
 
-namespace ddl::cmd {
+namespace ddl::session {
 
 namespace {
 
@@ -89,4 +89,4 @@ void warn_interpreter_without(const JobSpec& job, const std::string& module) {
   }
 }
 
-} // namespace ddl::cmd
+} // namespace ddl::session

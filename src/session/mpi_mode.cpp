@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cmd/pmix_launch.hpp"
+#include "src/session/mpi_mode.hpp"
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
@@ -11,7 +11,7 @@
 #include "src/util/duration.hpp"
 #include "src/util/net.hpp"
 
-namespace ddl::cmd {
+namespace ddl::session {
 
 namespace {
 
@@ -62,36 +62,42 @@ std::string pmix_unproven(const JobSpec& job) {
 
 } // namespace
 
-std::string resolve_mpi_launch(JobSpec& job) {
+MpiChoice resolve_mpi_launch(const JobSpec& job) {
   if (job.mpi.launch != MpiLaunch::automatic) {
-    return "";
+    return MpiChoice{job.mpi.launch, ""};
   }
   std::string unproven = pmix_unproven(job);
-  job.mpi.launch = unproven.empty() ? MpiLaunch::pmix : MpiLaunch::mpirun;
   if (unproven.empty()) {
     auto program = mpi_program(job);
-    return fmt::format("mpi.launch auto: pmix, as {} links Open MPI's {} and OpenPMIx is installed",
-                       program->path, program->library);
+    return MpiChoice{MpiLaunch::pmix, fmt::format("mpi.launch auto: pmix, as {} links Open MPI's {} and OpenPMIx "
+                                                  "is installed", program->path, program->library)};
   }
-  return "mpi.launch auto: mpirun, as " + unproven;
+  return MpiChoice{MpiLaunch::mpirun, "mpi.launch auto: mpirun, as " + unproven};
 }
 
-Result<PlannedJob> plan_mpi_job(JobSpec& job) {
-  const std::string mpi_why = resolve_mpi_launch(job);
-  if (!mpi_why.empty()) {
-    spdlog::info("{}", mpi_why);
+JobSpec with_mpi_choice(const JobSpec& job, const MpiChoice& choice) {
+  if (!choice.why.empty()) {
+    spdlog::info("{}", choice.why);
   }
-  auto planned = plan_job(job);
-  if (planned && !mpi_why.empty()) {
-    planned->backend_why += (planned->backend_why.empty() ? "" : "; ") + mpi_why;
+  JobSpec resolved = job;
+  resolved.mpi.launch = choice.launch;
+  return resolved;
+}
+
+Result<PlannedJob> plan_mpi_job(const JobSpec& job, JobSpec& resolved) {
+  const MpiChoice choice = resolve_mpi_launch(job);
+  resolved = with_mpi_choice(job, choice);
+  auto planned = plan_job(resolved);
+  if (planned && !choice.why.empty()) {
+    planned->backend_why += (planned->backend_why.empty() ? "" : "; ") + choice.why;
   }
   return planned;
 }
 
-Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned) {
+Result<PmixLaunch> adopt_pmix_launch(const JobSpec& job, const PlannedJob& planned) {
   const Backend& backend = *planned.backend;
-  if (job.mpi.launch != MpiLaunch::pmix || backend.name() == "slurm") {
-    return PmixLaunch{};
+  if (job.mpi.launch != MpiLaunch::pmix || backend.serves_pmix()) {
+    return PmixLaunch{false, {}, {}, {}};
   }
   if (job.launch.np.elastic()) {
     return fail(ExitCode::usage, "launch.min_np: elastic restarts are not available with mpi.launch \"pmix\" "
@@ -104,11 +110,12 @@ Result<PmixLaunch> adopt_pmix_launch(JobSpec& job, PlannedJob& planned) {
   if (!hosts) {
     return fail(hosts.error());
   }
-  job.command = worker_command(job, backend, *hosts);
-  job.command_is_shell = false;
-  job.frameworks.clear();
-  planned.plan = std::move(hosts->plan);
-  return PmixLaunch{true, std::move(hosts->ranks)};
+  std::vector<std::string> command = worker_command(job, backend, *hosts);
+  PmixLaunch launch{true, std::move(hosts->ranks), job, std::move(hosts->plan)};
+  launch.job.command = std::move(command);
+  launch.job.command_is_shell = false;
+  launch.job.frameworks.clear();
+  return launch;
 }
 
 pmix::WorldView pmix_world_view(const JobSpec& job, const Plan& gang, const PmixLaunch& launch) {
@@ -125,4 +132,4 @@ pmix::WorldView pmix_world_view(const JobSpec& job, const Plan& gang, const Pmix
   return world;
 }
 
-} // namespace ddl::cmd
+} // namespace ddl::session

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cmd/live_client.hpp"
+#include "src/launch/live_client.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -21,7 +21,7 @@
 #include "src/util/log.hpp"
 #include "src/util/runtime_dir.hpp"
 
-namespace ddl::cmd {
+namespace ddl {
 
 namespace {
 
@@ -317,4 +317,4 @@ bool LiveConnection::next_line(std::string& line) {
   }
 }
 
-} // namespace ddl::cmd
+} // namespace ddl

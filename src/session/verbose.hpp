@@ -8,14 +8,14 @@
 
 #include <vector>
 
-#include "cmd/pipeline.hpp"
+#include "src/session/planned_job.hpp"
 #include "src/render/launches.hpp"
 
-namespace ddl::cmd {
+namespace ddl::session {
 
 void log_plan_hosts(const PlannedJob& planned);
 void log_interfaces(const Plan& plan, const std::vector<HostInterface>& interfaces);
 void log_ports(const LaunchContext& ctx);
 void log_rank_launches(const std::vector<RankLaunch>& launches, const std::vector<std::string>& secrets);
 
-} // namespace ddl::cmd
+} // namespace ddl::session

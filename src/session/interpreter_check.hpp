@@ -12,11 +12,11 @@
 
 #include "src/job/job.hpp"
 
-namespace ddl::cmd {
+namespace ddl::session {
 
 // Warns (one line) when job.command[0] is a Python that cannot import
 // `module` and another Python here can (PATH's python3 files, then
 // /usr/bin/python3, /usr/local/bin/python3).
 void warn_interpreter_without(const JobSpec& job, const std::string& module);
 
-} // namespace ddl::cmd
+} // namespace ddl::session

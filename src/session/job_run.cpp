@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+#include "src/session/job_run.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "src/launch/live_server.hpp"
+#include "src/launch/restart_policy.hpp"
+#include "src/launch/supervisor.hpp"
+#include "src/render/frameworks/tensorflow.hpp"
+#include "src/session/round.hpp"
+#include "src/session/run_output.hpp"
+#include "src/util/net_resolve.hpp"
+#include "src/util/file.hpp"
+#include "src/util/own_path.hpp"
+#include "src/util/phase_timer.hpp"
+#include "src/util/rank_logs.hpp"
+#include "src/util/signals.hpp"
+
+namespace ddl::session {
+
+namespace {
+
+// The folder of the ranks' TORCHELASTIC_ERROR_FILE: --log-dir (the files
+// stay there beside the logs), else a private one removed when the launch
+// ends. Only for torch ranks on this machine, whose files ddl reads back.
+class ErrorDir {
+public:
+  ErrorDir() = default;
+  ErrorDir(const ErrorDir&) = delete;
+  ErrorDir& operator=(const ErrorDir&) = delete;
+  ~ErrorDir() {
+    if (owned_) {
+      std::error_code ec;
+      std::filesystem::remove_all(path_, ec);
+    }
+  }
+  const std::string& path() const { return path_; }
+
+  Result<void> make(const JobSpec& job, const Backend& backend) {
+    if (!wants_error_dir(job, backend)) {
+      return {};
+    }
+    if (!job.log_dir.empty()) {
+      auto own = own_folder(job.log_dir, "log folder", true);
+      if (!own) {
+        return fail(ExitCode::usage, own.error().message);
+      }
+      path_ = *own;
+      // A link planted while the folder was not yet safe must not become a rank's error file.
+      remove_foreign_files(path_, rank_file_suffix(RankFile::error_json));
+      return {};
+    }
+    path_ = make_private_dir("ddl-errors");
+    if (path_.empty()) {
+      return fail(ExitCode::launch, fmt::format("cannot create a folder for the ranks' error files: {}",
+                                                std::strerror(errno)));
+    }
+    owned_ = true;
+    return {};
+  }
+
+private:
+  std::string path_;
+  bool owned_ = false;
+};
+
+// The job's control socket (ddl ps, logs, stop, signal); none, with a
+// warning, when the runtime folder is unsafe: the job itself still runs.
+// Under --mpi pmix its ranks are the MPI ranks (`host_ranks`: each host's).
+std::unique_ptr<LiveServer> start_live(const JobSpec& job, const PlannedJob& planned,
+                                       const std::vector<int>& host_ranks) {
+  const int ranks = host_ranks.empty() ? planned.plan.world_size
+                                       : std::accumulate(host_ranks.begin(), host_ranks.end(), 0);
+  LiveJobInfo info{job.name, ranks, {}, std::string(planned.backend->name()), job.log_dir};
+  for (const Host& host : planned.plan.hosts) {
+    info.hosts.push_back(host.name);
+  }
+  auto server = LiveServer::start(std::move(info));
+  if (!server) {
+    spdlog::warn("no ddl ps/logs/stop/signal for this job: {}", server.error().message);
+    return nullptr;
+  }
+  return std::move(*server);
+}
+
+// What the supervisor tells the control socket, and what it asks back.
+void attach_live(LiveServer& live, SupervisorOptions& supervisor) {
+  supervisor.output.tap = [&live](int rank, Stream stream, std::string_view text, LineEnd end) {
+    live.line(rank, stream, text, end);
+  };
+  supervisor.on_state = [&live](std::string_view state, int attempt) { live.set_state(state, attempt); };
+  supervisor.rank_signals = &live.rank_signals();
+}
+
+// bench: `job` whose ranks run `program`.
+JobSpec with_program(const JobSpec& job, std::vector<std::string> program) {
+  JobSpec changed = job;
+  changed.command = std::move(program);
+  changed.command_is_shell = false;
+  return changed;
+}
+
+} // namespace
+
+// What the launch passes build and supervise() uses, kept until the run ends.
+struct JobRun::Launching {
+  explicit Launching(RestartRules rules) : policy(std::move(rules)) {}
+  RestartPolicy policy;
+  ErrorDir error_dir;
+  std::unique_ptr<JobRounds> rounds;
+};
+
+JobRun::JobRun(const JobSpec& loaded, RunAsk ask) : loaded_(loaded), ask_(std::move(ask)), job_(loaded) {}
+
+JobRun::~JobRun() = default;
+
+Result<void> JobRun::run_passes(std::span<const PassEntry> passes) {
+  std::optional<PhaseTimer> phase;
+  std::string_view phase_name;
+  for (const PassEntry& entry : passes) {
+    if (entry.phase != phase_name) {
+      phase.reset();
+      phase_name = entry.phase;
+      if (!phase_name.empty()) {
+        phase.emplace(std::string(phase_name));
+      }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    auto done = (this->*entry.pass)();
+    passes_run_.emplace_back(entry.name);
+    spdlog::debug("pass {}: {}", entry.name, phase_time_text(std::chrono::steady_clock::now() - start));
+    if (!done) {
+      return done;
+    }
+  }
+  return {};
+}
+
+Result<void> JobRun::plan() {
+  static constexpr PassEntry k_passes[] = {
+      {"select backend", "hosts", &JobRun::select_backend},
+      {"hosts", "hosts", &JobRun::find_hosts},
+      {"plan", "plan", &JobRun::plan_ranks},
+      {"personality checks", "", &JobRun::persona_checks},
+      {"MPI mode", "", &JobRun::mpi_mode},
+  };
+  return run_passes(k_passes);
+}
+
+Result<int> JobRun::launch() {
+  static constexpr PassEntry k_passes[] = {
+      {"output", "", &JobRun::output},
+      {"hosts left", "", &JobRun::hosts_left},
+      {"rounds", "connect", &JobRun::rounds},
+      {"supervise", "", &JobRun::supervise_gang},
+  };
+  if (auto done = run_passes(k_passes); !done) {
+    return fail(done.error());
+  }
+  return code_ ? std::move(*code_) : Result<int>(fail(ExitCode::launch, "the gang was never supervised"));
+}
+
+Result<int> JobRun::run() {
+  if (auto planned = plan(); !planned) {
+    return fail(planned.error());
+  }
+  return launch();
+}
+
+// The backend (its own program: bench's worker; else the job's, the MPI
+// mode of mpi.launch auto resolved first, as render and hosts resolve it).
+Result<void> JobRun::select_backend() {
+  if (!ask_.worker) {
+    if (auto has_command = require_command(job_); !has_command) {
+      return fail(has_command.error());
+    }
+  }
+  if (ask_.dry_run) {
+    net::set_name_lookup(net::NameLookup::no_dns);  // a dry run never waits on DNS
+  }
+  if (!ask_.worker) {
+    const MpiChoice choice = resolve_mpi_launch(loaded_);
+    mpi_why_ = choice.why;
+    job_ = with_mpi_choice(loaded_, choice);
+  }
+  auto selected = select_job_backend(job_);
+  if (!selected) {
+    return fail(selected.error());
+  }
+  selected_ = std::move(*selected);
+  return {};
+}
+
+Result<void> JobRun::find_hosts() {
+  auto hosts = find_job_hosts(job_, *selected_);
+  if (!hosts) {
+    return fail(hosts.error());
+  }
+  hosts_ = std::move(*hosts);
+  return {};
+}
+
+Result<void> JobRun::plan_ranks() {
+  auto planned = plan_on_hosts(job_, std::move(*selected_), std::move(hosts_));
+  selected_.reset();
+  if (!planned) {
+    return fail(planned.error());
+  }
+  planned_ = std::move(*planned);
+  if (!mpi_why_.empty()) {
+    planned_.backend_why += (planned_.backend_why.empty() ? "" : "; ") + mpi_why_;
+  }
+  return {};
+}
+
+// A personality's checks and edits that need the plan (PRRTE's schizo: it
+// is asked, and answers with the job it launches); bench's worker program.
+Result<void> JobRun::persona_checks() {
+  if (ask_.persona) {
+    auto checked = ask_.persona(job_, planned_);
+    if (!checked) {
+      return fail(checked.error());
+    }
+    job_ = std::move(*checked);
+  }
+  if (ask_.worker) {
+    job_ = with_program(job_, ask_.worker(*planned_.backend));
+  }
+  return {};
+}
+
+// --mpi pmix: the gang of host workers and the job they run; then the rank
+// options checked against the world as launched.
+Result<void> JobRun::mpi_mode() {
+  if (!ask_.worker) {
+    auto pmix = adopt_pmix_launch(job_, planned_);
+    if (!pmix) {
+      return fail(pmix.error());
+    }
+    pmix_ = std::move(*pmix);
+    if (pmix_.adopted) {
+      job_ = std::move(pmix_.job);
+      planned_.plan = std::move(pmix_.gang);
+    }
+  }
+  if (pmix_.adopted && !job_.output_ranks.empty()) {
+    return fail(ExitCode::usage, "--output-ranks: not available with --mpi pmix (ddl supervises one "
+                                 "worker per host there, and each line already names its rank)");
+  }
+  const int world = planned_.plan.world_size;
+  if (job_.stdin_ranks.kind == StdinRanks::Kind::one && job_.stdin_ranks.rank >= world) {
+    return fail(ExitCode::usage, fmt::format("--stdin: rank {} is not in this job of {} rank{} (0-{})",
+                                             job_.stdin_ranks.rank, world, world == 1 ? "" : "s", world - 1));
+  }
+  return {};
+}
+
+// How rank output is shown and logged (bench: as it is, its stdout is for
+// rank 0's results).
+Result<void> JobRun::output() {
+  if (!ask_.worker) {
+    auto output = output_options(job_, planned_.plan, ask_.json);
+    if (!output) {
+      return fail(output.error());
+    }
+    output_ = std::move(*output);
+  }
+  if (pmix_.adopted) {
+    output_.host_ranks = pmix_.host_ranks;  // --log-dir: one log per MPI rank
+  }
+  if (pmix_.adopted && job_.prefix.empty()) {
+    std::string problem;
+    output_.prefix = *LinePrefix::parse("", problem);  // the worker writes each MPI rank's "[r] "
+  }
+  output_.on_summary = ask_.on_summary;
+  if (ask_.on_planned) {
+    ask_.on_planned(planned_.plan);
+  }
+  return {};
+}
+
+// The restart policy; elastic ([launch] min_np): hosts failing the
+// preflight are left out before the first round.
+Result<void> JobRun::hosts_left() {
+  const int max_restarts = ask_.worker ? 0 : job_.max_restarts;
+  launching_ = std::make_unique<Launching>(restart_rules(job_, max_restarts));
+  if (!launching_->policy.elastic()) {
+    return {};
+  }
+  auto plan = elastic_plan(job_, *planned_.backend, planned_.hosts, launching_->policy);
+  if (!plan) {
+    return fail(plan.error().code, "cannot start: " + plan.error().message);
+  }
+  planned_.plan = std::move(*plan);
+  return {};
+}
+
+// The first round: the error-file folder, then Round::start's steps.
+Result<void> JobRun::rounds() {
+  Backend& backend = *planned_.backend;
+  if (auto made = launching_->error_dir.make(job_, backend); !made) {
+    return fail(made.error());
+  }
+  auto first = Round::start(RoundInputs{job_, backend, launching_->error_dir.path(), {}, {}}, planned_.plan);
+  if (!first) {
+    return fail(first.error());
+  }
+  launching_->rounds = std::make_unique<JobRounds>(job_, backend, launching_->error_dir.path(), std::move(*first));
+  return {};
+}
+
+// The gang supervised to its end, then the backend shut down.
+Result<void> JobRun::supervise_gang() {
+  Backend& backend = *planned_.backend;
+  JobRounds& rounds = *launching_->rounds;
+  const Round& first = *rounds.current();
+  SupervisorOptions supervisor;
+  supervisor.timeout = job_.timeout;
+  supervisor.deadline = stop::deadline();
+  supervisor.max_restarts = ask_.worker ? 0 : job_.max_restarts;
+  supervisor.grace = job_.grace;
+  supervisor.output = output_;
+  supervisor.output.secrets = {first.ctx.token};  // never printed, logged or sent as an event
+  supervisor.policy = &launching_->policy;
+  supervisor.stop = job_.stop;
+  supervisor.hang = job_.watchdog;
+  supervisor.job_ending_rank = tf_job_ending_rank(job_, first.plan);
+  auto live = ask_.live ? start_live(job_, planned_, output_.host_ranks) : nullptr;
+  if (live) {
+    attach_live(*live, supervisor);
+  }
+  auto code = supervise(backend, rounds, supervisor);
+  PhaseTimer shutting_down("shut down");
+  backend.shutdown();
+  shutting_down.end();
+  if (live) {
+    live->finished(code ? *code : to_int(code.error().code));
+  }
+  if (ask_.after_ranks && rounds.current() != nullptr) {
+    ask_.after_ranks(rounds.current()->rendezvous->server());
+  }
+  code_ = std::move(code);
+  return {};
+}
+
+} // namespace ddl::session

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+#include "src/session/round.hpp"
+
+#include <fmt/core.h>
+
+#include "src/launch/plan_hosts.hpp"
+#include "src/render/frameworks/horovod.hpp"
+#include "src/session/host_probes.hpp"
+#include "src/session/planned_job.hpp"
+#include "src/session/verbose.hpp"
+#include "src/util/phase_timer.hpp"
+#include "src/util/signals.hpp"
+
+extern char** environ;
+
+namespace ddl::session {
+
+namespace {
+
+// Steps 1 and 2: what each host says of itself.
+Result<void> probe_hosts(const RoundInputs& in, Round& round) {
+  auto interfaces = job_interfaces(in.job, in.backend, round.plan);
+  if (!interfaces) {
+    return fail(interfaces.error());
+  }
+  round.ctx.interfaces = std::move(*interfaces);
+  auto topologies = job_topologies(in.job, in.backend, round.plan);
+  if (!topologies) {
+    return fail(topologies.error());
+  }
+  round.ctx.topologies = std::move(*topologies);
+  return {};
+}
+
+// Step 3.
+Result<void> choose_master_port(const RoundInputs& in, Round& round) {
+  if (!in.kept.host.empty() && in.kept.host == round.plan.hosts.front().name) {
+    round.ctx.master_port = in.kept.port;
+    return {};
+  }
+  auto master_port = launch_master_port(in.job, in.backend, round.plan);
+  if (!master_port) {
+    return fail(master_port.error());
+  }
+  round.ctx.master_port = *master_port;
+  return {};
+}
+
+// Steps 4 and 5: the board the ranks' lines and heartbeats feed, and the
+// rendezvous (its address and token go into every rank's env).
+Result<void> start_rendezvous(const RoundInputs& in, Round& round) {
+  if (in.job.watchdog.enabled()) {
+    round.progress = std::make_shared<ProgressBoard>(round.plan.world_size, in.job.watchdog);
+  }
+  auto on_heartbeat = [progress = round.progress](int rank) {
+    if (progress) {
+      progress->heartbeat(rank);
+    }
+  };
+  auto rendezvous = rendezvous::JobRendezvous::start(in.job, round.plan, in.backend.ranks_are_local(),
+                                                     round.ctx.horovod_gloo, in.token, on_heartbeat);
+  if (!rendezvous) {
+    return fail(rendezvous.error());
+  }
+  round.rendezvous = std::move(*rendezvous);
+  LaunchContext& ctx = round.ctx;
+  ctx.rendezvous = round.rendezvous->endpoint();
+  ctx.token = round.rendezvous->token();
+  ctx.horovod_address = round.rendezvous->horovod_address();
+  ctx.horovod_port = std::to_string(round.rendezvous->horovod_port());
+  return {};
+}
+
+// Elastic: `hosts` without the excluded ones and without those failing the
+// backend's preflight (excluded now). False when that passes max_host_losses.
+bool usable_hosts(Backend& backend, Inventory& hosts, RestartPolicy& policy) {
+  std::erase_if(hosts, [&](const Host& host) { return policy.is_excluded(host.name); });
+  auto problems = backend.preflight(hosts);
+  bool within_limit = true;
+  for (std::size_t i = 0; i < hosts.size() && i < problems.size(); ++i) {
+    if (!problems[i].empty()) {
+      within_limit = policy.exclude(hosts[i].name, problems[i]) && within_limit;
+    }
+  }
+  std::erase_if(hosts, [&](const Host& host) { return policy.is_excluded(host.name); });
+  return within_limit;
+}
+
+std::string attempt_phase(std::string_view phase, int attempt) {
+  return attempt == 0 ? std::string(phase) : fmt::format("{} (attempt {})", phase, attempt);
+}
+
+} // namespace
+
+Result<std::unique_ptr<Round>> Round::start(const RoundInputs& in, Plan plan) {
+  auto round = std::make_unique<Round>();
+  round->plan = std::move(plan);
+  if (auto probed = probe_hosts(in, *round); !probed) {
+    return fail(probed.error());
+  }
+  round->ctx.container_tag = container_tag();
+  if (auto port = choose_master_port(in, *round); !port) {
+    return fail(port.error());
+  }
+  round->ctx.error_dir = in.error_dir;
+  round->ctx.horovod_gloo = uses_horovod_gloo(in.job, in.backend.starts_mpi_world());
+  round->ctx.singleton_guard = wants_singleton_guard(in.job, in.backend, round->plan);
+  if (auto started = start_rendezvous(in, *round); !started) {
+    return fail(started.error());
+  }
+  log_ports(round->ctx);
+  return round;
+}
+
+Result<Plan> elastic_plan(const JobSpec& job, Backend& backend, Inventory hosts, RestartPolicy& policy) {
+  if (!usable_hosts(backend, hosts, policy)) {
+    return fail(ExitCode::launch, policy.too_many_losses());
+  }
+  if (stop::requested()) {
+    return fail(stop::error("checking the hosts"));
+  }
+  if (hosts.empty()) {
+    return fail(ExitCode::launch, "no host left");
+  }
+  auto plan = make_plan(job, hosts);
+  if (!plan) {
+    return fail(ExitCode::launch, plan.error().message);
+  }
+  return plan;
+}
+
+JobRounds::JobRounds(const JobSpec& job, Backend& backend, std::string error_dir, std::unique_ptr<Round> first)
+    : job_(job), backend_(backend), error_dir_(std::move(error_dir)), place_(rank_place(backend)),
+      round_(std::move(first)) {}
+
+Result<std::vector<RankLaunch>> JobRounds::launches(int attempt) {
+  round_->rendezvous->begin_attempt(attempt);
+  LaunchContext attempt_ctx = round_->ctx;
+  attempt_ctx.attempt = attempt;
+  std::vector<RankLaunch> launches = build_launches(job_, round_->plan, attempt_ctx, place_, environ);
+  log_rank_launches(launches, {round_->ctx.token});
+  return launches;
+}
+
+// One plan on the hosts left, its round started and the backend prepared;
+// a host the backend cannot reach after its preflight is lost (`unreached`).
+Result<NextRound> JobRounds::replan_once(int attempt, RestartPolicy& policy, std::vector<LeftOutHost>& unreached) {
+  auto hosts = hosts_for_plan(job_, backend_);
+  if (!hosts) {
+    return NextRound{{}, "the host source failed: " + hosts.error().message};
+  }
+  auto plan = elastic_plan(job_, backend_, std::move(*hosts), policy);
+  if (!plan) {
+    if (stop::is_stop_error(plan.error())) {
+      return fail(plan.error());
+    }
+    return NextRound{{}, plan.error().message};
+  }
+  RoundInputs in{job_, backend_, error_dir_, round_->ctx.token,
+                 KeptPort{round_->plan.hosts.front().name, round_->ctx.master_port}};
+  round_.reset();  // the old rendezvous' port is free again
+  PhaseTimer reconnecting(attempt_phase("connect", attempt));
+  auto next = Round::start(in, std::move(*plan));
+  reconnecting.end();
+  if (!next) {
+    return fail(next.error());
+  }
+  round_ = std::move(*next);
+  auto launches = this->launches(attempt);
+  if (!launches) {
+    return fail(launches.error());
+  }
+  PhaseTimer preflight(attempt_phase("preflight", attempt));
+  if (auto prepared = backend_.prepare(round_->plan, *launches); !prepared) {
+    unreached = stop::is_stop_error(prepared.error()) ? std::vector<LeftOutHost>{} : backend_.unreached_hosts();
+    return fail(prepared.error());
+  }
+  return NextRound{std::move(*launches), {}};
+}
+
+// Each pass leaves out at least one host, so this ends.
+Result<NextRound> JobRounds::next_round(int attempt, RestartPolicy& policy) {
+  while (true) {
+    std::vector<LeftOutHost> unreached;
+    auto next = replan_once(attempt, policy, unreached);
+    if (next || unreached.empty()) {
+      return next;
+    }
+    backend_.shutdown();
+    if (auto why = policy.exclude_lost(unreached)) {
+      return NextRound{{}, *why};
+    }
+  }
+}
+
+} // namespace ddl::session
