@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "src/pmix/host.hpp"
 
-#include <poll.h>
-#include <sys/wait.h>
-
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <list>
 #include <memory>
 #include <optional>
+#include <string_view>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -18,6 +18,7 @@
 #include "src/pmix/server.hpp"
 #include "src/util/lifeline.hpp"
 #include "src/util/process.hpp"
+#include "src/util/process_set.hpp"
 #include "src/util/signals.hpp"
 
 namespace ddl::pmix {
@@ -28,10 +29,28 @@ using Clock = std::chrono::steady_clock;
 constexpr int k_poll_ms = 100;
 constexpr Millis k_drain_after_exit{2000};
 
-struct LocalRank {
+// One started rank, watched by the host's ProcessSet: its output relayed by
+// line, its exit kept for the supervising loop's next turn.
+struct LocalRank final : ChildEvents {
+  LocalRank(int rank_, const ChildProcess& started, std::optional<int> tag)
+      : rank(rank_), child(started), out(-1, 1, tag), err(-1, 2, tag) {}
+
+  void output(OutputStream stream, std::string_view bytes) override {
+    (stream == OutputStream::out ? out : err).feed(bytes);
+  }
+  void exited(int wait_status) override {
+    reaped = true;
+    exit = process_exit(wait_status);
+  }
+  void ended(int /*wait_status*/) override {
+    out.finish();
+    err.finish();
+  }
+
   int rank = 0;
-  pid_t pid = -1;
+  ChildProcess child;  // its pipes go to the ProcessSet
   bool reaped = false;
+  std::optional<ProcessExit> exit;  // reaped, not yet told to the outcome
   LineRelay out;
   LineRelay err;
 };
@@ -75,9 +94,9 @@ std::string spawn_error(const HostRun& run, int rank, const SpawnFailure& failur
 
 // Starts every local rank; the first that cannot start is a failure (and
 // the ranks after it are not started).
-std::vector<LocalRank> start_ranks(const HostRun& run, const Server& server, Lifeline& lifeline,
-                                   HostOutcome& outcome) {
-  std::vector<LocalRank> ranks;
+std::list<LocalRank> start_ranks(const HostRun& run, const Server& server, Lifeline& lifeline,
+                                 HostOutcome& outcome) {
+  std::list<LocalRank> ranks;
   const auto& layout = run.layout;
   auto base_env = without_pmix(run.env);
   for (int rank = layout.first_local_rank();
@@ -102,8 +121,7 @@ std::vector<LocalRank> start_ranks(const HostRun& run, const Server& server, Lif
     lifeline.watch(started.child.pid);
     close_fd(started.child.in_fd);
     const std::optional<int> tag = run.rank_prefix ? std::optional<int>(rank) : std::nullopt;
-    ranks.push_back({rank, started.child.pid, false, LineRelay(started.child.out_fd, 1, tag),
-                     LineRelay(started.child.err_fd, 2, tag)});
+    ranks.emplace_back(rank, started.child, tag);
   }
   // Ranks never started count as ended, so that the host can finish.
   for (int rank = layout.first_local_rank() + static_cast<int>(ranks.size());
@@ -125,17 +143,28 @@ void apply(const HostEvent& event, HostOutcome& outcome) {
 // The supervising loop's state between turns.
 class Supervisor {
 public:
-  Supervisor(std::vector<LocalRank>& ranks, HostEventBox& box, HostOutcome& outcome, Millis grace)
-      : m_ranks(ranks), m_box(box), m_outcome(outcome), m_grace(grace) {}
+  Supervisor(std::list<LocalRank>& ranks, HostEventBox& box, HostOutcome& outcome, Millis grace)
+      : m_ranks(ranks), m_box(box), m_outcome(outcome), m_grace(grace) {
+    for (auto& rank : m_ranks) {
+      m_children.add(rank.child, rank);
+    }
+    m_children.watch_fd(m_box.fd());
+    m_children.watch_fd(stop::fd());
+  }
 
   bool told_to_stop() const { return m_told_to_stop; }
 
   void run() {
     while (!finished()) {
-      wait_and_relay();
+      // Once the stop is being handled its fd stays readable: left out then.
+      if (m_outcome.failing() && !m_stop_unwatched) {
+        m_children.unwatch_fd(stop::fd());
+        m_stop_unwatched = true;
+      }
+      m_children.run_once(k_poll_ms);
       // Reaped before the events are read: an abort or a finalize, told
       // before the rank could exit, is then always seen before its exit.
-      auto exits = reap();
+      auto exits = take_exits();
       for (const auto& event : m_box.take()) {
         apply(event, m_outcome);
       }
@@ -157,43 +186,16 @@ private:
       m_draining = true;
       m_drain_until = Clock::now() + k_drain_after_exit;
     }
-    bool open = false;
-    for (auto& rank : m_ranks) {
-      open = open || rank.out.fd() >= 0 || rank.err.fd() >= 0;
-    }
-    return !open || Clock::now() >= m_drain_until;
+    // Every rank has ended once its pipes are closed too (or the drain is over).
+    return m_children.size() == 0 || Clock::now() >= m_drain_until;
   }
 
-  void wait_and_relay() {
-    // Once the stop is being handled its fd stays readable: left out then.
-    int stop_fd = m_outcome.failing() ? -1 : stop::fd();
-    std::vector<pollfd> fds{{m_box.fd(), POLLIN, 0}, {stop_fd, POLLIN, 0}};
-    std::vector<LineRelay*> relays{nullptr, nullptr};
-    for (auto& rank : m_ranks) {
-      for (LineRelay* relay : {&rank.out, &rank.err}) {
-        if (relay->fd() >= 0) {
-          fds.push_back({relay->fd(), POLLIN, 0});
-          relays.push_back(relay);
-        }
-      }
-    }
-    if (::poll(fds.data(), fds.size(), k_poll_ms) <= 0) {
-      return;
-    }
-    for (std::size_t i = 2; i < fds.size(); ++i) {
-      if (fds[i].revents != 0) {
-        relays[i]->pump();
-      }
-    }
-  }
-
-  std::vector<std::pair<int, ProcessExit>> reap() {
+  // The exits the last turn reaped.
+  std::vector<std::pair<int, ProcessExit>> take_exits() {
     std::vector<std::pair<int, ProcessExit>> exits;
     for (auto& rank : m_ranks) {
-      int status = 0;
-      if (!rank.reaped && ::waitpid(rank.pid, &status, WNOHANG) == rank.pid) {
-        rank.reaped = true;
-        exits.emplace_back(rank.rank, process_exit(status));
+      if (rank.exit) {
+        exits.emplace_back(rank.rank, *std::exchange(rank.exit, std::nullopt));
       }
     }
     return exits;
@@ -226,12 +228,14 @@ private:
   void signal_groups(int signo, bool with_reaped) {
     for (const auto& rank : m_ranks) {
       if (!rank.reaped || with_reaped) {
-        ::kill(-rank.pid, signo);
+        ::kill(-rank.child.pid, signo);
       }
     }
   }
 
-  std::vector<LocalRank>& m_ranks;
+  std::list<LocalRank>& m_ranks;
+  ProcessSet m_children;  // the ranks' pipes and exits
+  bool m_stop_unwatched = false;
   HostEventBox& m_box;
   HostOutcome& m_outcome;
   Millis m_grace;
@@ -270,7 +274,7 @@ Result<HostResult> run_host(const HostRun& run) {
   Supervisor supervisor(ranks, *box, outcome, run.grace);
   supervisor.run();
   for (const auto& rank : ranks) {
-    lifeline.forget(rank.pid);
+    lifeline.forget(rank.child.pid);
   }
   return HostResult{outcome.exit_code(), outcome.reason(), supervisor.told_to_stop()};
 }

@@ -83,7 +83,11 @@ void LineRelay::pump() {
     finish();
     return;
   }
-  m_pending.append(buffer.data(), static_cast<std::size_t>(got));
+  feed(std::string_view(buffer.data(), static_cast<std::size_t>(got)));
+}
+
+void LineRelay::feed(std::string_view bytes) {
+  m_pending.append(bytes);
   std::size_t end = m_pending.rfind('\n');
   if (end != std::string::npos) {
     write_lines(end + 1);

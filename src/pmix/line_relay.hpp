@@ -34,6 +34,9 @@ public:
   // Reads what the pipe holds (call when poll says so) and writes out every
   // whole line; at the pipe's end also the rest, and closes it.
   void pump();
+  // Takes bytes read elsewhere (a relay made with from_fd -1, its pipe read
+  // by a ProcessSet) and writes out every whole line.
+  void feed(std::string_view bytes);
   // Writes out what is held and closes the pipe.
   void finish();
 
