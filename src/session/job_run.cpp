@@ -190,7 +190,7 @@ Result<void> JobRun::select_backend() {
     mpi_why_ = choice.why;
     job_ = with_mpi_choice(loaded_, choice);
   }
-  auto selected = select_job_backend(job_);
+  auto selected = ask_.select ? ask_.select(job_) : select_job_backend(job_);
   if (!selected) {
     return fail(selected.error());
   }

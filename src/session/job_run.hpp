@@ -51,6 +51,10 @@ struct RunAsk {
   std::function<void(const JobSummary&)> on_summary;    // told the job's summary
   AfterRanks after_ranks;
   bool live = true;  // a control socket for ddl ps, logs, stop and signal
+  // Chooses the backend and the hosts its choice found; {}: the registry's
+  // (select_job_backend). The unit tests give a fake backend here, as ninja
+  // gives its builder a fake command runner.
+  std::function<Result<SelectedBackend>(const JobSpec&)> select;
 };
 
 class JobRun {
