@@ -2,18 +2,13 @@
 #include "src/sweep/runner.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <list>
 #include <map>
 
 #include <fmt/core.h>
@@ -23,6 +18,7 @@
 #include "src/util/log.hpp"
 #include "src/util/own_path.hpp"
 #include "src/util/process.hpp"
+#include "src/util/process_set.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
 
@@ -35,14 +31,10 @@ using Clock = std::chrono::steady_clock;
 // Failed attempts in a row (no success between) after which a host is
 // excluded for the rest of the sweep, as HopsML blacklists an executor.
 constexpr std::size_t k_failures_to_exclude = 2;
-// Without pidfds (Linux < 5.3): how often exits are looked for.
-constexpr int k_exit_poll_ms = 10;
 
 double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
-
-int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
 struct Pending {
   int trial = 0;
@@ -50,16 +42,25 @@ struct Pending {
   std::set<std::size_t> avoid;  // hosts it failed on
 };
 
-struct Running {
+// One attempt's `ddl run`, watched by the scheduler's ProcessSet: what it
+// prints goes to the trial's output.log; after its exit, what its pipes hold
+// then (a helper that outlived it may keep them open).
+struct Running final : ChildEvents {
+  Running(Pending pending_, Placement placement_, pid_t pid_, int log_fd_, Clock::time_point started_)
+      : pending(std::move(pending_)), placement(std::move(placement_)), pid(pid_), log_fd(log_fd_),
+        started(started_) {}
+
+  void output(OutputStream /*stream*/, std::string_view bytes) override {
+    [[maybe_unused]] bool wrote = write_fully(log_fd, bytes);
+  }
+  void ended(int status) override { wait_status = status; }
+
   Pending pending;
   Placement placement;
   pid_t pid = -1;
-  int pidfd = -1;
-  int out_fd = -1;
-  int err_fd = -1;
   int log_fd = -1;
   Clock::time_point started;
-  std::optional<int> wait_status;
+  std::optional<int> wait_status;  // it has exited and its output is read
 };
 
 std::string exit_text(int code) {
@@ -79,9 +80,7 @@ public:
 private:
   Result<void> start_ready();
   Result<void> start(Pending pending, Placement placement);
-  void wait_for_events();
   void handle_signals();
-  void pump(Running& run, int& fd);
   Result<void> finish(Running& run);
   std::string classify(int code, const std::optional<TrialResult>& result) const;
   Result<void> after_failure(const Running& run, const std::string& why);
@@ -96,10 +95,10 @@ private:
   Journal& journal_;
   SweepOutcome outcome_;
   std::deque<Pending> queue_;
-  std::vector<Running> running_;
+  std::list<Running> running_;
+  ProcessSet children_;  // the running attempts' pipes and exits
   std::vector<std::vector<std::string>> streaks_;  // per host: its failures since its last success
   bool stopping_ = false;
-  bool pidfds_ = true;
 };
 
 Result<SweepOutcome> Scheduler::run(const std::vector<int>& todo) {
@@ -107,6 +106,7 @@ Result<SweepOutcome> Scheduler::run(const std::vector<int>& todo) {
   for (int trial : todo) {
     queue_.push_back(Pending{trial, 0, {}});
   }
+  children_.watch_fd(SignalPipe::fd());
   while (!queue_.empty() || !running_.empty()) {
     if (!stopping_) {
       if (auto started = start_ready(); !started) {
@@ -116,18 +116,18 @@ Result<SweepOutcome> Scheduler::run(const std::vector<int>& todo) {
     if (running_.empty()) {
       break;  // nothing runs and nothing can start: the rest stays not run
     }
-    wait_for_events();
+    children_.run_once(-1);
     handle_signals();
-    for (std::size_t i = 0; i < running_.size();) {
-      if (running_[i].wait_status) {
-        auto finished = finish(running_[i]);
-        running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+    for (auto it = running_.begin(); it != running_.end();) {
+      if (it->wait_status) {
+        auto finished = finish(*it);
+        it = running_.erase(it);
         if (!finished) {
           return fail(finished.error());
         }
         show_progress();
       } else {
-        ++i;
+        ++it;
       }
     }
   }
@@ -159,6 +159,7 @@ Result<void> Scheduler::start_ready() {
 }
 
 Result<void> Scheduler::start(Pending pending, Placement placement) {
+  const auto started = Clock::now();
   const Trial& trial = trials_.at(static_cast<std::size_t>(pending.trial));
   const std::string dir = trial_dir(trial.index);
   if (auto own = own_folder(dir, "sweep folder", true); !own) {
@@ -176,17 +177,16 @@ Result<void> Scheduler::start(Pending pending, Placement placement) {
     pool_.release(placement);
     return written;
   }
-  Running run{std::move(pending), std::move(placement), -1, -1, -1, -1, -1, Clock::now(), std::nullopt};
   auto log = open_own_file(dir + "/output.log", O_WRONLY | O_CREAT | O_APPEND, "sweep file");
   if (!log) {
-    pool_.release(run.placement);
+    pool_.release(placement);
     return fail(log.error());
   }
-  run.log_fd = *log;
-  const std::string hosts = host_names(pool_, run.placement);
+  int log_fd = *log;
+  const std::string hosts = host_names(pool_, placement);
   std::string header = fmt::format("--- ddl sweep: trial {} attempt {} on {} ({})\n", trial.index,
-                                   run.pending.attempt + 1, hosts, describe(trial));
-  [[maybe_unused]] bool wrote = write_fully(run.log_fd, header);
+                                   pending.attempt + 1, hosts, describe(trial));
+  [[maybe_unused]] bool wrote = write_fully(log_fd, header);
   SpawnSpec spec;
   spec.program = config_.ddl;
   spec.argv = {config_.ddl, "run", "--trial", request_path};
@@ -195,72 +195,26 @@ Result<void> Scheduler::start(Pending pending, Placement placement) {
   spec.death_signal = SIGKILL;           // kill -9 of the sweep: `ddl run`'s own guarantee takes over
   SpawnResult spawned = spawn_process(spec);
   if (auto recorded = journal_.append(Json{{"event", "started"}, {"trial", trial.index},
-                                           {"attempt", run.pending.attempt}, {"hosts", hosts}});
+                                           {"attempt", pending.attempt}, {"hosts", hosts}});
       !recorded) {
     if (spawned) kill_child_tree(spawned.child.pid);
     return recorded;
   }
   if (!spawned) {
     // Not even ddl itself could start: the whole sweep cannot go on.
-    close_fd(run.log_fd);
-    pool_.release(run.placement);
+    close_fd(log_fd);
+    pool_.release(placement);
     return fail(ExitCode::launch, fmt::format("cannot start {}: {}", config_.ddl,
                                               std::strerror(spawned.failure.error)));
   }
-  run.pid = spawned.child.pid;
-  run.out_fd = spawned.child.out_fd;
-  run.err_fd = spawned.child.err_fd;
-  for (int fd : {run.out_fd, run.err_fd}) {
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  }
-  run.pidfd = pidfds_ ? open_pidfd(run.pid) : -1;
-  pidfds_ = run.pidfd >= 0;
   if (stop::first_signal() != 0 && !stopping_) {
     handle_signals();
   }
-  running_.push_back(std::move(run));
+  Running& run = running_.emplace_back(std::move(pending), std::move(placement), spawned.child.pid, log_fd, started);
+  WatchOptions options;
+  options.drain_after_exit = std::chrono::milliseconds(0);  // what is ready at its exit, no more
+  children_.add(spawned.child, run, options);
   return {};
-}
-
-void Scheduler::wait_for_events() {
-  std::vector<pollfd> fds{{SignalPipe::fd(), POLLIN, 0}};
-  for (const Running& run : running_) {
-    for (int fd : {run.out_fd, run.err_fd, run.pidfd}) {
-      if (fd >= 0) fds.push_back({fd, POLLIN, 0});
-    }
-  }
-  const int ready = ::poll(fds.data(), fds.size(), pidfds_ ? -1 : k_exit_poll_ms);
-  if (ready < 0) {
-    return;  // EINTR: the caller looks again
-  }
-  for (Running& run : running_) {
-    pump(run, run.out_fd);
-    pump(run, run.err_fd);
-    int status = 0;
-    if (!run.wait_status && ::waitpid(run.pid, &status, WNOHANG) == run.pid) {
-      run.wait_status = status;
-    }
-  }
-}
-
-// Copies what the trial's `ddl run` printed to its output.log; after its
-// exit, all that is left (a helper that outlived it may hold the pipe).
-void Scheduler::pump(Running& run, int& fd) {
-  std::array<char, 65536> buffer{};
-  while (fd >= 0) {
-    ssize_t got = ::read(fd, buffer.data(), buffer.size());
-    if (got > 0) {
-      [[maybe_unused]] bool wrote = write_fully(run.log_fd, std::string_view(buffer.data(), static_cast<std::size_t>(got)));
-      continue;
-    }
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got == 0 || (got < 0 && errno != EAGAIN) || run.wait_status) {
-      close_fd(fd);
-    }
-    return;
-  }
 }
 
 void Scheduler::handle_signals() {
@@ -274,7 +228,7 @@ void Scheduler::handle_signals() {
     // Forwarded each time: `ddl run` itself turns a second SIGINT within a
     // second into SIGKILL of its ranks.
     for (const Running& run : running_) {
-      if (!run.wait_status) ::kill(run.pid, signo);
+      children_.signal(run.pid, signo, false);
     }
   }
 }
@@ -290,11 +244,6 @@ std::string Scheduler::classify(int code, const std::optional<TrialResult>& resu
 }
 
 Result<void> Scheduler::finish(Running& run) {
-  pump(run, run.out_fd);
-  pump(run, run.err_fd);
-  close_fd(run.out_fd);
-  close_fd(run.err_fd);
-  close_fd(run.pidfd);
   close_fd(run.log_fd);
   pool_.release(run.placement);
   const double seconds = seconds_between(run.started, Clock::now());
