@@ -3,8 +3,9 @@
 
 // The one loop around child processes (ninja's SubprocessSet): an epoll
 // set of children, each with its stdout and stderr pipes and a pidfd for
-// its exit. pump_output (a helper program to its end), run_captured and the
-// local backend's ranks all run through it.
+// its exit. pump_output (a helper program to its end), run_captured, the
+// local backend's ranks, a sweep's trials and the PMIx host's ranks all run
+// through it.
 
 #include <sys/types.h>
 
