@@ -22,8 +22,16 @@ Result<Inventory> SshAccess::probe_gpus(Inventory hosts) {
   return probed;
 }
 
+// Keep::connections: over each host's kept connection and shim, kept for
+// the next question and the launch.
 std::optional<std::vector<HostCheck>> SshAccess::check(const Inventory& hosts) {
-  return ssh_check_hosts(ssh_, ddl_path(), hosts);
+  if (keep_ == Keep::nothing) {
+    return ssh_check_hosts(ssh_, ddl_path(), hosts);
+  }
+  auto connections = take_kept(hosts);
+  auto checks = ssh_check_hosts(ssh_, ddl_path(), hosts, &connections);
+  keep(hosts, connections);
+  return checks;
 }
 
 std::vector<SshConnection> SshAccess::take_kept(const Inventory& hosts) {
@@ -46,11 +54,10 @@ void SshAccess::keep(const Inventory& hosts, std::vector<SshConnection>& connect
   }
 }
 
-// The connections and their shims stay for find_interfaces and the launch.
+// check()'s answers: the connections and their shims stay for
+// find_interfaces and the launch.
 std::vector<std::string> SshAccess::preflight(const Inventory& hosts) {
-  auto connections = take_kept(hosts);
-  auto checks = ssh_check_hosts(ssh_, ddl_path(), hosts, &connections);
-  keep(hosts, connections);
+  const std::vector<HostCheck> checks = *check(hosts);
   std::vector<std::string> problems(hosts.size());
   for (std::size_t i = 0; i < hosts.size() && i < checks.size(); ++i) {
     if (!checks[i].reachable) {
