@@ -27,6 +27,8 @@ std::uint32_t get_u32(std::string_view in) {
 
 } // namespace
 
+std::string ready_bytes() { return "{\"version\":" + std::to_string(k_protocol) + "}"; }
+
 std::string encode(Type type, std::uint32_t channel, std::string_view bytes) {
   std::string out;
   out.reserve(9 + bytes.size());

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The wire protocol (version 1) between a sweep's session broker
-// (ssh_broker.hpp) and its trials (broker_client.hpp). The broker holds one
+// The frame protocol (version k_protocol) of ddl's framed sessions
+// (frame_session.hpp): between a sweep's session broker (ssh_broker.hpp) and
+// its trials (broker_client.hpp), and between ddl and its relay on a host
+// (relay_server.hpp, relay_session.hpp). One version for both: the peers are
+// the same ddl (a sweep's trials are its own children; the relay is started
+// only where the host's ddl prints this ddl's --version). doc/protocols.md
+// has the protocol. The broker holds one
 // SSH connection per host for the whole sweep; a trial opens one unix stream
 // connection to it per host it would have connected to, and each of its
 // channels (the shim's probe, each rank) is a channel of the broker's
@@ -21,7 +26,9 @@
 //           as on a full ssh window), then read it again: what the broker
 //           sends its relay while a trial reads slower than its rank writes
 // broker -> trial
-//   ready / refused   channel 0; the answer to hello (refused: why, one line)
+//   ready / refused   channel 0; the answer to hello (ready: JSON
+//                     {"version": 1}, as the relay's greeting; refused: why,
+//                     one line)
 //   opened / open_failed   the answer to open (open_failed: why)
 //   out / err         the channel's stdout / stderr
 //   exit_status       bytes: the status in decimal
@@ -44,7 +51,11 @@ class ChannelListener;
 
 namespace ddl::broker {
 
+// The frame protocol's version: in the broker's hello and in the `ready`
+// greeting of the broker and the relay.
 inline constexpr int k_protocol = 1;
+// The bytes of `ready`: {"version":k_protocol}.
+std::string ready_bytes();
 
 enum class Type : std::uint8_t {
   hello = 1,

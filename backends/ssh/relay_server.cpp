@@ -215,7 +215,7 @@ void Relay::launcher_gone() {
 int Relay::run() {
   children_.watch_fd(STDIN_FILENO);
   children_.watch_fd(SignalPipe::fd());
-  send(broker::Type::ready, 0, fmt::format("{{\"version\":{}}}", k_relay_protocol));
+  send(broker::Type::ready, 0, broker::ready_bytes());
   while (stdin_open_ || !commands_.empty()) {
     if (commands_.empty() && Clock::now() - last_frame_ >= idle_) {
       return 0;  // cut off from the launcher, with nothing left to end

@@ -5,7 +5,8 @@
 // ranks of a host share one login shell. The launcher's shim (whose login
 // shell ran it) execs it on the host's connection; from then on its stdin and
 // stdout carry the frames of broker_wire.hpp, one channel per rank:
-//   relay -> launcher   first `ready` (channel 0, JSON {"version": 1});
+//   relay -> launcher   first `ready` (channel 0, JSON {"version": N}, N the
+//                       frame protocol's broker::k_protocol);
 //                       opened / open_failed, out, err, exit_status,
 //                       exit_signal, closed, as the broker sends them
 //   launcher -> relay   open (bytes: a command, run as `/bin/sh -c COMMAND`
@@ -26,7 +27,6 @@
 
 namespace ddl {
 
-inline constexpr int k_relay_protocol = 1;
 inline constexpr Millis k_relay_drain{2'000};
 inline constexpr Millis k_relay_idle{15'000};
 

@@ -229,7 +229,7 @@ void HostBroker::welcome(int fd, broker::FrameReader rest) {
     client->flush();
     return;
   }
-  client->queue(broker::Type::ready, 0);
+  client->queue(broker::Type::ready, 0, broker::ready_bytes());
   ssh_event_add_fd(event_, fd, POLLIN, &HostBroker::on_readable, client.get());
   Client& added = *client;
   clients_[fd] = std::move(client);

@@ -337,7 +337,8 @@ Millis remote_answer_timeout(const SshSection& options) {
 
 Result<HostSessionPtr> ssh_open(const SshSection& options, const Host& host) {
   if (!options.broker.empty()) {
-    return broker_open(options, host);
+    // The broker may first connect to the host (connect_timeout) for trials ahead of this one.
+    return broker_open(options, host, remote_answer_timeout(options) + options.connect_timeout);
   }
   auto session = ssh_connect_direct(options, host);
   if (!session) {
