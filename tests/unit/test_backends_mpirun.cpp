@@ -221,3 +221,29 @@ TEST_CASE("Hydra's -prepend-rank output goes back to each rank, a failure at onc
   REQUIRE(output.first_failure().has_value());
   CHECK(*output.first_failure() == std::pair{1, 7});
 }
+
+TEST_CASE("mpirun over pods asks its hosts as its rsh agent does: kubectl, never ssh", "[mpirun]") {
+  MpirunOptions options;
+  options.rsh_transport = HostTransport::kubectl;
+  MpirunBackend backend(std::move(options));
+  // Names that resolve nowhere: an ssh attempt would fail, not reach a host.
+  const Inventory pods = {Host{"trainer-1.invalid", "198.18.255.250", 2, {0, 1}, "kubernetes"}};
+  auto probed = backend.probe_gpus(pods);
+  REQUIRE(probed);
+  CHECK(probed->front().slots == 2);
+  CHECK(probed->front().gpus == std::vector<int>{0, 1});
+  const auto checks = backend.check(pods);
+  REQUIRE(checks.size() == 1);
+  CHECK_FALSE(checks.front().reachable);
+  CHECK(checks.front().error == "--check is not available for the mpirun backend");
+  CHECK(backend.resolve_addresses(pods).front().address == "198.18.255.250");
+  CHECK_FALSE(backend.master_port(pods.front(), 29500, 1).has_value());
+}
+
+TEST_CASE("host transports: the word DDL_RSH_TRANSPORT carries to ddl rsh", "[mpirun]") {
+  CHECK(transport_word(HostTransport::ssh) == "ssh");
+  CHECK(transport_word(HostTransport::kubectl) == "kubernetes");
+  CHECK(transport_of_word("kubernetes") == HostTransport::kubectl);
+  CHECK(transport_of_word("ssh") == HostTransport::ssh);
+  CHECK(transport_of_word("") == HostTransport::ssh);
+}
