@@ -17,13 +17,18 @@ namespace ddl::session {
 
 namespace {
 
-// Steps 1 and 2: what each host says of itself.
-Result<void> probe_hosts(const RoundInputs& in, Round& round) {
+// Step 1: each host's interface toward rank 0.
+Result<void> find_interfaces(const RoundInputs& in, Round& round) {
   auto interfaces = job_interfaces(in.job, in.backend, round.plan);
   if (!interfaces) {
     return fail(interfaces.error());
   }
   round.ctx.interfaces = std::move(*interfaces);
+  return {};
+}
+
+// Step 2: each host's CPU topology ([launch] bind).
+Result<void> read_topologies(const RoundInputs& in, Round& round) {
   auto topologies = job_topologies(in.job, in.backend, round.plan);
   if (!topologies) {
     return fail(topologies.error());
@@ -32,7 +37,7 @@ Result<void> probe_hosts(const RoundInputs& in, Round& round) {
   return {};
 }
 
-// Step 3.
+// Step 3: the master port, kept while rank 0 stays on its host.
 Result<void> choose_master_port(const RoundInputs& in, Round& round) {
   if (!in.kept.host.empty() && in.kept.host == round.plan.hosts.front().name) {
     round.ctx.master_port = in.kept.port;
@@ -46,8 +51,17 @@ Result<void> choose_master_port(const RoundInputs& in, Round& round) {
   return {};
 }
 
-// Steps 4 and 5: the board the ranks' lines and heartbeats feed, and the
-// rendezvous (its address and token go into every rank's env).
+// Step 4: what the launch context holds without asking a host.
+Result<void> fill_context(const RoundInputs& in, Round& round) {
+  round.ctx.container_tag = container_tag();
+  round.ctx.error_dir = in.error_dir;
+  round.ctx.horovod_gloo = uses_horovod_gloo(in.job, in.backend.starts_mpi_world());
+  round.ctx.singleton_guard = wants_singleton_guard(in.job, in.backend, round.plan);
+  return {};
+}
+
+// Step 5: the hang board the ranks' lines and heartbeats feed, and the
+// rendezvous; its address and token go into every rank's env.
 Result<void> start_rendezvous(const RoundInputs& in, Round& round) {
   if (in.job.watchdog.enabled()) {
     round.progress = std::make_shared<ProgressBoard>(round.plan.world_size, in.job.watchdog);
@@ -70,6 +84,13 @@ Result<void> start_rendezvous(const RoundInputs& in, Round& round) {
   ctx.horovod_port = std::to_string(round.rendezvous->horovod_port());
   return {};
 }
+
+// The order is the contract: interfaces first, as the ssh backend's shell on
+// rank 0's host also reads the ports in use there, which the master port
+// then asks about; the rendezvous last, before any rank.
+using RoundStep = Result<void> (*)(const RoundInputs&, Round&);
+constexpr RoundStep k_round_steps[] = {find_interfaces, read_topologies, choose_master_port, fill_context,
+                                       start_rendezvous};
 
 // Elastic: `hosts` without the excluded ones and without those failing the
 // backend's preflight (excluded now). False when that passes max_host_losses.
@@ -95,18 +116,10 @@ std::string attempt_phase(std::string_view phase, int attempt) {
 Result<std::unique_ptr<Round>> Round::start(const RoundInputs& in, Plan plan) {
   auto round = std::make_unique<Round>();
   round->plan = std::move(plan);
-  if (auto probed = probe_hosts(in, *round); !probed) {
-    return fail(probed.error());
-  }
-  round->ctx.container_tag = container_tag();
-  if (auto port = choose_master_port(in, *round); !port) {
-    return fail(port.error());
-  }
-  round->ctx.error_dir = in.error_dir;
-  round->ctx.horovod_gloo = uses_horovod_gloo(in.job, in.backend.starts_mpi_world());
-  round->ctx.singleton_guard = wants_singleton_guard(in.job, in.backend, round->plan);
-  if (auto started = start_rendezvous(in, *round); !started) {
-    return fail(started.error());
+  for (RoundStep step : k_round_steps) {
+    if (auto done = step(in, *round); !done) {
+      return fail(done.error());
+    }
   }
   log_ports(round->ctx);
   return round;

@@ -43,11 +43,14 @@ struct Round {
   std::unique_ptr<rendezvous::JobRendezvous> rendezvous;
   std::shared_ptr<ProgressBoard> progress;  // the hang watchdog's, when [watchdog] is on
 
-  // Starts a round on `plan`, in this order: (1) each host's interface toward
-  // rank 0 (the ssh backend's shell on rank 0's host also reads the ports in
-  // use there, for step 3), (2) each host's CPU topology, (3) the master port
-  // (the kept one, else one checked on rank 0's host), (4) the hang board
-  // and (5) the rendezvous, whose address and token go into every rank's env.
+  // Starts a round on `plan` in five steps, in this order (round.cpp,
+  // k_round_steps): (1) each host's interface toward rank 0 (the ssh
+  // backend's shell on rank 0's host also reads the ports in use there, for
+  // step 3), (2) each host's CPU topology, (3) the master port (the kept one,
+  // else one checked on rank 0's host), (4) the context that needs no host
+  // (container tag, error folder, Horovod's gloo, the MPI singleton guard),
+  // (5) the hang board and the rendezvous, whose address and token go into
+  // every rank's env.
   static Result<std::unique_ptr<Round>> start(const RoundInputs& in, Plan plan);
 };
 
