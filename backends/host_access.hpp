@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,7 +16,8 @@ namespace ddl {
 
 // The questions ddl asks of the hosts themselves, outside the launch: their
 // addresses, the GPU probe of slots = "gpus", `hosts --check`, the elastic
-// preflight, the interface toward rank 0, the CPU topology, the master port.
+// preflight, the interface toward rank 0, the CPU topology, the master port;
+// and a rank's file read back after it ended (torch's error file).
 // One HostAccess answers them for one way of reaching hosts: this machine
 // (backends/local/local_access.hpp), ssh (backends/ssh/ssh_access.hpp), or
 // kubectl exec into pods (backends/kubernetes/kubectl_access.hpp). The
@@ -49,6 +52,13 @@ public:
   }
   // Backend::master_port. Default: nullopt (cannot look).
   virtual std::optional<Result<int>> master_port(const Host& /*host*/, int /*first*/, int /*count*/) {
+    return std::nullopt;
+  }
+  // Backend::read_rank_file: the file `path` on the host, when written at
+  // or after `since` and at most `max_bytes`. Default: nullopt (not read).
+  virtual std::optional<std::string> read_rank_file(const std::string& /*path*/,
+                                                    std::chrono::system_clock::time_point /*since*/,
+                                                    std::size_t /*max_bytes*/) {
     return std::nullopt;
   }
   // The ddl binary on the hosts. Default: this one.

@@ -28,7 +28,8 @@ namespace ddl {
 //     between two ranks stops it there.
 //   signal_all(): signal_rank() for each rank started and not yet ended.
 //   The host questions (addresses, GPU probe, check, preflight, interfaces,
-//     topology, master port, the ddl binary there): the backend's HostAccess.
+//     topology, master port, rank files, the ddl binary there): the
+//     backend's HostAccess.
 class PerRankBackend : public Backend {
 public:
   explicit PerRankBackend(std::unique_ptr<HostAccess> access) : access_(std::move(access)) {}
@@ -45,6 +46,11 @@ public:
   std::vector<HostTopology> read_topology(const Inventory& hosts) final;
   std::optional<Result<int>> master_port(const Host& host, int first, int count) final {
     return access_->master_port(host, first, count);
+  }
+  std::optional<std::string> read_rank_file(const RankLaunch& /*launch*/, const std::string& path,
+                                            std::chrono::system_clock::time_point since,
+                                            std::size_t max_bytes) final {
+    return access_->read_rank_file(path, since, max_bytes);
   }
   std::string ddl_path() const final { return access_->ddl_path(); }
 

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "backends/local/local_access.hpp"
 
+#include <sys/stat.h>
+
 #include <fmt/core.h>
 
 #include "ddl_version.hpp"
 #include "src/inventory/local_topology.hpp"
 #include "src/util/net.hpp"
+#include "src/util/own_path.hpp"
 
 namespace ddl {
 
@@ -59,6 +62,25 @@ std::optional<std::vector<HostTopology>> LocalAccess::read_topology(const Invent
 
 std::optional<Result<int>> LocalAccess::master_port(const Host& /*host*/, int first, int count) {
   return net::free_ports_here(first, count);
+}
+
+std::optional<std::string> LocalAccess::read_rank_file(const std::string& path,
+                                                       std::chrono::system_clock::time_point since,
+                                                       std::size_t max_bytes) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    return std::nullopt;
+  }
+  // Whole seconds: a file written in the same second as `since` counts.
+  if (info.st_mtim.tv_sec < std::chrono::system_clock::to_time_t(since)) {
+    return std::nullopt;
+  }
+  // Never through a link, nor another user's file: its text reaches the summary.
+  auto text = read_own_file(path, "rank file", max_bytes);
+  if (!text) {
+    return std::nullopt;
+  }
+  return std::move(*text);
 }
 
 } // namespace ddl

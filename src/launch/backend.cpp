@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "src/launch/backend.hpp"
 
-#include <sys/stat.h>
-
 #include <fmt/core.h>
 
-#include "src/util/file.hpp"
-#include "src/util/own_path.hpp"
 #include "src/util/process.hpp"
 
 namespace ddl {
@@ -21,23 +17,10 @@ std::optional<Result<int>> Backend::master_port(const Host& /*host*/, int /*firs
   return std::nullopt;
 }
 
-std::optional<std::string> Backend::read_rank_file(const RankLaunch& /*launch*/, const std::string& path,
-                                                  std::chrono::system_clock::time_point since,
-                                                  std::size_t max_bytes) {
-  struct stat info {};
-  if (!ranks_are_local() || ::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    return std::nullopt;
-  }
-  // Whole seconds: a file written in the same second as `since` counts.
-  if (info.st_mtim.tv_sec < std::chrono::system_clock::to_time_t(since)) {
-    return std::nullopt;
-  }
-  // Never through a link, nor another user's file: its text reaches the summary.
-  auto text = read_own_file(path, "rank file", max_bytes);
-  if (!text) {
-    return std::nullopt;
-  }
-  return std::move(*text);
+std::optional<std::string> Backend::read_rank_file(const RankLaunch& /*launch*/, const std::string& /*path*/,
+                                                  std::chrono::system_clock::time_point /*since*/,
+                                                  std::size_t /*max_bytes*/) {
+  return std::nullopt;
 }
 
 std::vector<HostInterface> Backend::find_interfaces(const Inventory& /*hosts*/, const std::string& /*target*/) {

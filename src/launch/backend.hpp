@@ -103,8 +103,8 @@ public:
   virtual std::optional<Result<int>> master_port(const Host& host, int first, int count);
   // The file `path` as rank `launch` sees it, when it was written at or
   // after `since` and holds at most `max_bytes`; nullopt when it is absent,
-  // older, larger or unreadable. Default: read here when ranks_are_local(),
-  // else nullopt.
+  // older, larger or unreadable. Default: nullopt (the local backend reads
+  // it here).
   virtual std::optional<std::string> read_rank_file(const RankLaunch& launch, const std::string& path,
                                                     std::chrono::system_clock::time_point since,
                                                     std::size_t max_bytes);
