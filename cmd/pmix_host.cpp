@@ -32,6 +32,7 @@ struct PmixHostFlags {
   int ranks = 1;
   std::string host_ranks;  // "2,2,3": each host's --ranks, picked by DDL_RANK (ddl run --mpi pmix)
   bool rank_prefix = false;
+  int lines = rank_tag::k_version;  // the version of the lines ddl reads back (rank_tag)
   std::string grace = "10s";
   std::string fence_timeout = "8760h";
 };
@@ -97,6 +98,7 @@ Result<int> run_pmix_host(const PmixHostFlags& given) {
   auto ranks = ranks_of_this_host(flags);
   if (!ranks) return fail(ranks.error());
   flags.ranks = *ranks;
+  if (auto same = rank_tag::check_version(flags.lines); !same) return fail(same.error());
   if (auto armed = stop::arm(); !armed) return fail(armed.error());
   auto grace = parse_duration(flags.grace);
   auto fence_timeout = parse_duration(flags.fence_timeout);
@@ -156,6 +158,7 @@ void add_pmix_host_worker(CLI::App& worker, Command& selected) {
   sub->add_option("--ranks", flags->ranks, "How many ranks this host starts");
   sub->add_option("--host-ranks", flags->host_ranks, "Every host's rank count (2,2,3): this host's is DDL_RANK's");
   sub->add_flag("--rank-prefix", flags->rank_prefix, "Each output line starts \"[RANK] \"");
+  sub->add_option("--lines", flags->lines, "The version of the tagged lines ddl reads back");
   sub->add_option("--grace", flags->grace, "After the stop signal, SIGKILL");
   sub->add_option("--fence-timeout", flags->fence_timeout, "How long a fence may wait for the hosts");
   sub->callback([&selected, flags] {

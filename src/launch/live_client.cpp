@@ -17,6 +17,7 @@
 
 #include <fmt/core.h>
 
+#include "src/launch/live_protocol.hpp"
 #include "src/util/file.hpp"
 #include "src/util/log.hpp"
 #include "src/util/runtime_dir.hpp"
@@ -46,7 +47,8 @@ struct Asking {
   std::optional<Json> info;
   bool gone = false;     // nobody listens there, or it closed without an answer (it is ending)
   bool stopped = false;  // its ddl is stopped (Ctrl-Z, SIGSTOP) or traced: it cannot answer
-  bool done() const { return info.has_value() || gone || stopped; }
+  std::string refused;   // its "X ..." answer: it speaks another live protocol version
+  bool done() const { return info.has_value() || gone || stopped || !refused.empty(); }
 };
 
 // The pid of the ddl that listens on "DIR/12345.sock".
@@ -93,8 +95,8 @@ bool try_ask(Asking& ask) {
     return false;
   }
   ask.fd = **fd;
-  static constexpr std::string_view k_info = "info\n";
-  if (::send(ask.fd, k_info.data(), k_info.size(), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(k_info.size())) {
+  const std::string info = live_protocol::request_line("info");
+  if (::send(ask.fd, info.data(), info.size(), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(info.size())) {
     ask.gone = true;
   }
   return true;
@@ -114,7 +116,9 @@ void read_answer(Asking& ask) {
   ask.in.append(chunk, static_cast<std::size_t>(got));
   if (auto newline = ask.in.find('\n'); newline != std::string::npos) {
     Json info = Json::parse(ask.in.substr(0, newline), nullptr, false);
-    if (info.is_object()) {
+    if (ask.in.starts_with("X ")) {
+      ask.refused = live_protocol::refusal(std::string_view(ask.in).substr(2, newline - 2));
+    } else if (info.is_object()) {
       ask.info = std::move(info);
     } else {
       ask.gone = true;
@@ -148,16 +152,20 @@ void ask_all(std::vector<Asking>& asks, Clock::time_point deadline) {
   }
 }
 
-// What `ps` knows of a job that did not answer: its id (the socket's stem).
-Json silent_info(const std::string& socket, bool stopped) {
-  std::string id = std::filesystem::path(socket).stem().string();
-  return Json{{"id", id}, {"pid", std::stoll(id)}, {"state", stopped ? "stopped" : "not answering"}};
+// What `ps` knows of a job that did not answer: its id (the socket's stem), and why.
+Json silent_info(const Asking& ask) {
+  std::string id = std::filesystem::path(ask.socket).stem().string();
+  const char* state = ask.stopped ? "stopped" : !ask.refused.empty() ? "another ddl release" : "not answering";
+  return Json{{"id", id}, {"pid", std::stoll(id)}, {"state", state}};
 }
 
 } // namespace
 
 std::string did_not_answer(const LiveJob& job) {
   std::string who = job.name().empty() ? job.id() : fmt::format("{} ({})", job.name(), job.id());
+  if (!job.refused.empty()) {
+    return fmt::format("job {}: {}", who, job.refused);
+  }
   if (job.stopped) {
     return fmt::format("job {} is stopped (its ddl, pid {}, by Ctrl-Z or SIGSTOP); `kill -CONT {}` resumes it", who,
                        job.id(), job.id());
@@ -191,9 +199,9 @@ Result<std::vector<LiveJob>> running_jobs() {
       ::close(ask.fd);
     }
     if (ask.info) {
-      jobs.push_back({ask.socket, std::move(*ask.info), true});
+      jobs.push_back({ask.socket, std::move(*ask.info), true, false, {}});
     } else if (!ask.gone) {
-      jobs.push_back({ask.socket, silent_info(ask.socket, ask.stopped), false, ask.stopped});
+      jobs.push_back({ask.socket, silent_info(ask), false, ask.stopped, ask.refused});
     }
   }
   std::ranges::sort(jobs, {}, [](const LiveJob& job) { return job.info.value("started", ""); });
@@ -275,7 +283,7 @@ Result<LiveConnection> LiveConnection::open(const LiveJob& job, const std::strin
     timeval wait{static_cast<time_t>(k_answer_budget.count()), 0};
     ::setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
   }
-  std::string line = request + "\n";
+  std::string line = live_protocol::request_line(request);
   if (::send(*fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
     int saved = errno;
     ::close(*fd);
@@ -298,6 +306,9 @@ bool LiveConnection::next_line(std::string& line) {
     if (auto newline = buffer_.find('\n'); newline != std::string::npos) {
       line = buffer_.substr(0, newline);
       buffer_.erase(0, newline + 1);
+      if (line.starts_with("X ")) {
+        line = "X " + live_protocol::refusal(std::string_view(line).substr(2));
+      }
       if (bounded_) {  // it answered: what follows (a stop's end) takes as long as it takes
         timeval forever{0, 0};
         ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);

@@ -24,6 +24,7 @@ struct LiveJob {
   Json info;              // what "info" answered (id, name, ranks, hosts, state, ...)
   bool answered = true;   // false: info holds only id, pid and state "not answering" or "stopped"
   bool stopped = false;   // its ddl is stopped (state T): listed at once, never waited for
+  std::string refused;    // why it would not answer: another live protocol version (names both)
   std::string id() const { return info.value("id", ""); }
   std::string name() const { return info.value("name", ""); }
 };

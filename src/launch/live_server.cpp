@@ -19,6 +19,7 @@
 
 #include <fmt/core.h>
 
+#include "src/launch/live_protocol.hpp"
 #include "src/launch/output.hpp"
 #include "src/util/json.hpp"
 #include "src/util/runtime_dir.hpp"
@@ -319,8 +320,14 @@ void LiveServer::State::answer_signal(Client& client, int signo) {
 
 void LiveServer::State::handle_request(Client& client, std::size_t followers) {
   std::size_t newline = client.in.find('\n');
-  std::vector<std::string> words = split(trim(std::string_view(client.in).substr(0, newline)), ' ');
+  auto request = live_protocol::read_request(trim(std::string_view(client.in).substr(0, newline)));
   client.in.clear();
+  if (!request) {
+    client.out = fmt::format("X {}\n", request.error().message);
+    client.closing = true;
+    return;
+  }
+  std::vector<std::string> words = split(*request, ' ');
   const std::string verb = words.empty() ? "" : words[0];
   if (verb == "info" && words.size() == 1) {
     client.out = info_json();

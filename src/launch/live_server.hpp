@@ -33,7 +33,9 @@ struct LiveJobInfo {
 // checked). It keeps the last lines of each rank (a bounded ring) for
 // `ddl logs`, and follows new ones.
 //
-// Requests, one line each; answers are lines too:
+// Requests, one line each, after "ddl-live VERSION " (live_protocol.hpp: a
+// request of another version is answered "X ..." naming both); answers are
+// lines too:
 //   info              -> one JSON object (LiveJobInfo, id, pid, state, attempt, started, age_s)
 //   logs RANK FOLLOW  -> "L RANK o|e n|p|c TEXT" per line (RANK -1: all),
 //                        "N note"; with FOLLOW 1 new lines until "E CODE" (the job ended),

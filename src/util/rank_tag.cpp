@@ -22,6 +22,16 @@ std::optional<std::pair<int, std::size_t>> leading_number(std::string_view text)
 }
 } // namespace
 
+Result<void> check_version(int asked) {
+  if (asked == k_version) {
+    return {};
+  }
+  return fail(ExitCode::launch, fmt::format("ddl reads the lines of `ddl worker pmix-host` of version {}, this worker "
+                                            "writes version {} (the host's ddl is another release: install the same "
+                                            "ddl on every host)",
+                                            asked, k_version));
+}
+
 std::string tag(int rank) { return fmt::format("[{}] ", rank); }
 
 std::string continued(int rank) { return fmt::format("[{}+] ", rank); }

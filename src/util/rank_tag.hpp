@@ -5,13 +5,24 @@
 // read by ddl: each MPI rank's line tagged "[R] ", a piece of a line too long
 // to hold "[R+] " (the line goes on in R's next piece), and the worker's
 // verdict on its host, "ddl: error: rank R ..." when a rank failed first.
+// Their version is k_version: ddl asks the worker for it (`--lines N`), and
+// a worker that writes another refuses to start, naming both (the host's ddl
+// may be another release than the launching one). doc/protocols.md.
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "src/util/error.hpp"
+
 namespace ddl::rank_tag {
+
+// The lines' version: raised whenever what a tag or verdict looks like changes.
+inline constexpr int k_version = 1;
+// Ok where ddl asks for `asked`, the version this worker writes; else
+// ExitCode::launch naming both versions.
+Result<void> check_version(int asked);
 
 std::string tag(int rank);        // "[R] "
 std::string continued(int rank);  // "[R+] "

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 
+#include <fmt/core.h>
+
 #include "src/util/rank_tag.hpp"
 
 namespace rank_tag = ddl::rank_tag;
@@ -27,4 +29,32 @@ TEST_CASE("rank_tag: the worker's verdict names the rank that failed first", "[p
   CHECK_FALSE(rank_tag::blamed_rank("ddl: error: rank x exited"));
   CHECK_FALSE(rank_tag::blamed_rank("ddl: error: rank 3"));
   CHECK_FALSE(rank_tag::blamed_rank("[1] ddl: error: rank 1 exited with code 3"));
+}
+
+// The contract between `ddl worker pmix-host` and the ddl that reads its
+// lines: every line the worker writes is read back as written, and a worker
+// asked for another version refuses, naming both, instead of writing lines
+// that ddl would misread.
+TEST_CASE("rank_tag: the lines' contract, version 1, round trip", "[pmix][output][contract]") {
+  REQUIRE(rank_tag::k_version == 1);
+  REQUIRE(rank_tag::check_version(rank_tag::k_version));
+  for (int rank : {0, 7, 1023}) {
+    const std::string text = "loss 0.5 [not a tag] ddl: error: rank 9 x";
+    auto whole = rank_tag::parse(rank_tag::tag(rank) + text);
+    REQUIRE(whole);
+    CHECK((whole->rank == rank && !whole->continues && (rank_tag::tag(rank) + text).substr(whole->text_at) == text));
+    auto piece = rank_tag::parse(rank_tag::continued(rank) + text);
+    REQUIRE(piece);
+    CHECK((piece->rank == rank && piece->continues && (rank_tag::continued(rank) + text).substr(piece->text_at) == text));
+    CHECK(rank_tag::blamed_rank(rank_tag::verdict_line(fmt::format("rank {} exited with code 3", rank))) == rank);
+  }
+}
+
+TEST_CASE("rank_tag: a worker asked for another version of the lines names both", "[pmix][output][contract]") {
+  auto newer = rank_tag::check_version(rank_tag::k_version + 1);
+  REQUIRE_FALSE(newer);
+  CHECK(newer.error().code == ddl::ExitCode::launch);
+  CHECK(newer.error().message ==
+        "ddl reads the lines of `ddl worker pmix-host` of version 2, this worker writes version 1 (the host's ddl "
+        "is another release: install the same ddl on every host)");
 }
