@@ -246,9 +246,17 @@ Result<void> check_backend_for_plan(const JobSpec& job, const Backend& backend, 
                           program->path, program->library, backend.name(), plan.world_size, plan.world_size));
 }
 
-std::optional<BackendKind> auto_backend_without_hosts(const JobSpec& job) {
-  auto choice = auto_without_hosts(job);
-  return choice ? std::optional<BackendKind>(choice->kind) : std::nullopt;
+std::string pmix_auto_backend_problem(const JobSpec& job) {
+  const BackendKind kind = job.launch.backend;
+  if (kind != BackendKind::local && kind != BackendKind::ssh && kind != BackendKind::automatic) {
+    return fmt::format("backend {} is not local or ssh", to_string(kind));
+  }
+  JobSpec as_pmix = job;
+  as_pmix.mpi.launch = MpiLaunch::pmix;
+  if (auto other = kind == BackendKind::automatic ? auto_without_hosts(as_pmix) : std::nullopt) {
+    return fmt::format("backend auto picks {}, not local or ssh", to_string(other->kind));
+  }
+  return "";
 }
 
 Result<SelectedBackend> select_backend(const JobSpec& job) {

@@ -36,10 +36,12 @@ struct SelectedBackend {
 // backend slurm outside a Slurm allocation (SLURM_JOB_ID unset).
 Result<SelectedBackend> select_backend(const JobSpec& job);
 
-// The backend that `auto` picks for `job` before looking at its hosts (the
-// mpi framework or an MPI program: mpirun; a [kubernetes] selector; the Slurm
-// allocation ddl runs in); nullopt when the hosts decide (local or ssh).
-std::optional<BackendKind> auto_backend_without_hosts(const JobSpec& job);
+// mpi.launch "auto" proves pmix only where ddl starts its PMIx host workers
+// on hosts it reaches itself: backend local or ssh, named, or what `auto`
+// picks before looking at the hosts (the mpi framework or an MPI program:
+// mpirun; a [kubernetes] selector; the Slurm allocation ddl runs in). Why
+// `job` (its mpi.launch read as "pmix") is not such a job; "" when it is.
+std::string pmix_auto_backend_problem(const JobSpec& job);
 
 // Once the plan is known: a program that links an MPI library
 // (mpi_program) with more than one rank on a backend that starts each rank

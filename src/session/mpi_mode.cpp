@@ -10,6 +10,7 @@
 #include "src/pmix/server.hpp"
 #include "src/util/duration.hpp"
 #include "src/util/net.hpp"
+#include "src/util/rank_tag.hpp"
 
 namespace ddl::session {
 
@@ -27,7 +28,7 @@ std::string counts_text(const std::vector<int>& counts) {
 std::vector<std::string> worker_command(const JobSpec& job, const Backend& backend, const PmixHosts& hosts) {
   std::vector<std::string> command{backend.ddl_path(), "worker", "pmix-host", "--host-ranks",
                                    counts_text(hosts.ranks), "--grace", format_duration(job.grace),
-                                   "--rank-prefix", "--"};
+                                   "--rank-prefix", "--lines", std::to_string(rank_tag::k_version), "--"};
   if (job.command_is_shell) {
     command.insert(command.end(), {"/bin/sh", "-c", job.command.front()});
   } else {
@@ -48,16 +49,7 @@ std::string pmix_unproven(const JobSpec& job) {
   if (std::string why; !pmix::server_available(&why)) {
     return why;
   }
-  const BackendKind kind = job.launch.backend;
-  if (kind != BackendKind::local && kind != BackendKind::ssh && kind != BackendKind::automatic) {
-    return fmt::format("backend {} is not local or ssh", to_string(kind));
-  }
-  JobSpec as_pmix = job;
-  as_pmix.mpi.launch = MpiLaunch::pmix;
-  if (auto other = kind == BackendKind::automatic ? auto_backend_without_hosts(as_pmix) : std::nullopt) {
-    return fmt::format("backend auto picks {}, not local or ssh", to_string(*other));
-  }
-  return "";
+  return pmix_auto_backend_problem(job);
 }
 
 } // namespace
