@@ -3,7 +3,6 @@
 
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,7 +13,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,7 +20,7 @@
 
 #include "rendezvous/protocol.hpp"
 #include "src/util/net.hpp"
-#include "src/util/signals.hpp"
+#include "src/util/socket_server.hpp"
 
 namespace ddl::rendezvous {
 
@@ -60,12 +58,9 @@ void answer(HttpConnection& conn, const HttpResponse& response) {
 
 struct HorovodServer::Impl {
   HorovodServerOptions options;
-  Fd listener;
-  Fd wake;
-  std::thread thread;
-  std::mutex mutex;  // store and stopping
+  SocketServer server;  // its listening socket, thread and wake-up
+  std::mutex mutex;     // store
   std::optional<HorovodStore> store;
-  bool stopping = false;
   std::vector<std::unique_ptr<HttpConnection>> connections;  // in the order accepted
   std::map<std::string, int> per_peer;  // open connections per address
   std::set<std::string> refused_said;   // addresses already warned about
@@ -86,31 +81,23 @@ HorovodServer::HorovodServer() : impl_(std::make_unique<Impl>()) {}
 HorovodServer::~HorovodServer() { stop(); }
 
 Result<int> HorovodServer::start(const HorovodServerOptions& options) {
-  if (impl_->thread.joinable()) return fail(ExitCode::launch, "horovod rendezvous: already started");
+  if (impl_->server.running()) return fail(ExitCode::launch, "horovod rendezvous: already started");
   impl_->options = options;
   auto listener = net::listen_tcp(options.bind_address, options.port, 1024, k_net_wording);
   if (!listener) return fail(listener.error());
-  impl_->listener = std::move(*listener);
-  impl_->wake = Fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  if (!impl_->wake) return fail(ExitCode::launch, fmt::format("horovod rendezvous: {}", std::strerror(errno)));
+  if (auto opened = impl_->server.open(std::move(*listener), "horovod rendezvous"); !opened) {
+    return fail(opened.error());
+  }
   impl_->store.emplace(options.scope_sizes, options.max_store_bytes);
-  impl_->stopping = false;
-  impl_->thread = thread_without_signals([impl = impl_.get()] { impl->run(); });
-  return net::local_port(impl_->listener.get());
+  impl_->server.run([impl = impl_.get()] { impl->run(); });
+  return net::local_port(impl_->server.listener());
 }
 
 void HorovodServer::stop() {
-  if (!impl_->thread.joinable()) return;
-  {
-    std::lock_guard lock(impl_->mutex);
-    impl_->stopping = true;
-  }
-  std::uint64_t one = 1;
-  [[maybe_unused]] auto written = ::write(impl_->wake.get(), &one, sizeof one);
-  impl_->thread.join();
+  if (!impl_->server.running()) return;
+  impl_->server.stop();
   impl_->connections.clear();
   impl_->per_peer.clear();
-  impl_->listener.reset();
 }
 
 void HorovodServer::clear() {
@@ -127,28 +114,25 @@ int HorovodServer::Impl::poll_timeout(Clock::time_point now) const {
 }
 
 void HorovodServer::Impl::accept_all() {
-  for (;;) {
-    sockaddr_storage addr{};
-    socklen_t size = sizeof addr;
-    int fd = ::accept4(listener.get(), reinterpret_cast<sockaddr*>(&addr), &size, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or a transient error: poll again
+  // Every one waiting (an error: poll again); past max_connections each is answered 503.
+  server.accept_waiting([] { return true; }, [this](int fd, const sockaddr_storage& addr) {
     auto conn = std::make_unique<HttpConnection>();
     conn->fd = Fd(fd);
     conn->peer = net::peer_address(&addr);
     if (!options.allowed_peers.empty() && !options.allowed_peers.contains(conn->peer)) {
       refuse(fd, conn->peer);
-      continue;
+      return;
     }
     make_room(conn->peer);
     if (static_cast<int>(connections.size()) >= options.max_connections) {
       send_now(fd, {503, "too many connections\n"});  // every one is being answered
-      continue;
+      return;
     }
     conn->accepted = Clock::now();
     conn->deadline = conn->accepted + options.header_timeout;
     ++per_peer[conn->peer];
     connections.push_back(std::move(conn));
-  }
+  });
 }
 
 void HorovodServer::Impl::refuse(int fd, const std::string& peer) {
@@ -236,8 +220,8 @@ void HorovodServer::Impl::run() {
   std::vector<pollfd> fds;
   for (;;) {
     fds.clear();
-    fds.push_back({wake.get(), POLLIN, 0});
-    fds.push_back({listener.get(), POLLIN, 0});
+    fds.push_back({server.wake_fd(), POLLIN, 0});
+    fds.push_back({server.listener(), POLLIN, 0});
     for (const auto& conn : connections) {
       fds.push_back({conn->fd.get(), static_cast<short>(conn->answering ? POLLOUT : POLLIN), 0});
     }
@@ -246,10 +230,7 @@ void HorovodServer::Impl::run() {
       spdlog::error("horovod rendezvous: poll: {}", std::strerror(errno));
       return;
     }
-    {
-      std::lock_guard lock(mutex);
-      if (stopping) return;
-    }
+    if (server.stopping()) return;
     const auto now = Clock::now();
     std::vector<bool> keep(connections.size(), true);
     for (std::size_t i = 0; i < connections.size(); ++i) {

@@ -4,7 +4,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -55,7 +54,7 @@ Server::Server() : impl_(std::make_unique<Impl>()) {}
 Server::~Server() { stop(); }
 
 Result<std::string> Server::start(const ServerOptions& options) {
-  if (impl_->thread.joinable()) return fail(ExitCode::launch, "rendezvous: already started");
+  if (impl_->server.running()) return fail(ExitCode::launch, "rendezvous: already started");
   if (options.world_size < 1) return fail(ExitCode::usage, "rendezvous: world size must be >= 1");
   impl_->options = options;
   // The kernel's largest accept queue (somaxconn caps it): a burst of
@@ -63,38 +62,29 @@ Result<std::string> Server::start(const ServerOptions& options) {
   int backlog = 65535;
   auto listener = net::listen_tcp(options.bind_address, options.port, backlog, k_net_wording);
   if (!listener) return fail(listener.error());
-  impl_->listener = std::move(*listener);
   // Accepted connections inherit it: no setsockopt per rank.
   int one = 1;
-  ::setsockopt(impl_->listener.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ::setsockopt(listener->get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (auto opened = impl_->server.open(std::move(*listener), "rendezvous"); !opened) return fail(opened.error());
   impl_->epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
-  impl_->wake = Fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  if (!impl_->epoll || !impl_->wake) {
+  if (!impl_->epoll) {
     return fail(ExitCode::launch, fmt::format("rendezvous: {}", std::strerror(errno)));
   }
-  epoll_set(impl_->epoll.get(), EPOLL_CTL_ADD, impl_->listener.get(), EPOLLIN, k_listener_tag);
-  epoll_set(impl_->epoll.get(), EPOLL_CTL_ADD, impl_->wake.get(), EPOLLIN, k_wake_tag);
+  epoll_set(impl_->epoll.get(), EPOLL_CTL_ADD, impl_->server.listener(), EPOLLIN, k_listener_tag);
+  epoll_set(impl_->epoll.get(), EPOLL_CTL_ADD, impl_->server.wake_fd(), EPOLLIN, k_wake_tag);
   impl_->endpoint = net::format_endpoint(
       options.advertise_address.empty() ? options.bind_address : options.advertise_address,
-                                         net::local_port(impl_->listener.get()));
-  impl_->stopping = false;
+                                         net::local_port(impl_->server.listener()));
   impl_->reset_gang();
-  impl_->thread = thread_without_signals([impl = impl_.get()] { impl->run(); });
+  impl_->server.run([impl = impl_.get()] { impl->run(); });
   return impl_->endpoint;
 }
 
 void Server::stop() {
-  if (!impl_->thread.joinable()) return;
-  {
-    std::lock_guard lock(impl_->mutex);
-    impl_->stopping = true;
-  }
-  std::uint64_t one = 1;
-  [[maybe_unused]] auto written = ::write(impl_->wake.get(), &one, sizeof one);
-  impl_->thread.join();
+  if (!impl_->server.running()) return;
+  impl_->server.stop();
   std::lock_guard lock(impl_->mutex);
   impl_->connections.clear();
-  impl_->listener.reset();
 }
 
 void Server::reset() {
@@ -166,7 +156,7 @@ void Server::Impl::run() {
     int wait_ms = -1;
     {
       std::lock_guard lock(mutex);
-      if (stopping) return;
+      if (server.stopping()) return;
       if (next_deadline != Clock::time_point::max()) {
         auto left = std::chrono::ceil<Millis>(next_deadline - Clock::now()).count();
         wait_ms = static_cast<int>(std::clamp<long long>(left, 0, 60'000));
@@ -178,14 +168,17 @@ void Server::Impl::run() {
       return;
     }
     std::lock_guard lock(mutex);
-    if (stopping) return;
+    if (server.stopping()) return;
     for (int i = 0; i < n; ++i) {
       const epoll_event& ev = events[static_cast<std::size_t>(i)];
       if (ev.data.u64 == k_listener_tag) {
         accept_all();
         continue;
       }
-      if (ev.data.u64 == k_wake_tag) continue;
+      if (ev.data.u64 == k_wake_tag) {
+        server.drain_wake();
+        continue;
+      }
       Connection* conn = connection_of(static_cast<int>(ev.data.u64));
       if (!conn || conn->doomed) continue;
       if (ev.events & (EPOLLIN | EPOLLERR | EPOLLHUP)) on_readable(*conn);
@@ -206,24 +199,20 @@ Connection* Server::Impl::connection_of(int fd) {
 void Server::Impl::accept_all() {
   if (Clock::now() < accept_paused_until) return;
   auto limit = static_cast<std::size_t>(options.world_size + options.spare_connections);
-  for (;;) {
-    sockaddr_storage addr{};
-    socklen_t size = sizeof addr;
-    int fd = ::accept4(listener.get(), reinterpret_cast<sockaddr*>(&addr), &size,
-                       SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno == EMFILE || errno == ENFILE) {
-        // Out of descriptors: a stranger makes room, or accepting waits a while.
-        if (evict_a_stranger()) continue;
-        pause_accepting();
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        spdlog::warn("rendezvous: accept: {}", std::strerror(errno));
-      }
-      return;
-    }
+  auto take = [this, limit](int fd, const sockaddr_storage& addr) {
     if (handshaking_count >= limit) evict_a_stranger();
     admit(fd, peer_key(addr));
+  };
+  for (;;) {
+    auto end = server.accept_waiting([] { return true; }, take);
+    if (end == SocketServer::AcceptEnd::out_of_fds) {
+      // Out of descriptors: a stranger makes room, or accepting waits a while.
+      if (evict_a_stranger()) continue;
+      pause_accepting();
+    } else if (end == SocketServer::AcceptEnd::failed) {
+      spdlog::warn("rendezvous: accept: {}", std::strerror(errno));
+    }
+    return;
   }
 }
 
@@ -286,7 +275,7 @@ void Server::Impl::pause_accepting() {
   spdlog::warn("rendezvous: accept: {} (raise the open file limit)", std::strerror(errno));
   accept_paused_until = Clock::now() + Millis(100);
   watch_deadline(accept_paused_until);
-  epoll_set(epoll.get(), EPOLL_CTL_DEL, listener.get(), 0, k_listener_tag);
+  epoll_set(epoll.get(), EPOLL_CTL_DEL, server.listener(), 0, k_listener_tag);
 }
 
 void Server::Impl::on_readable(Connection& conn) {
@@ -433,7 +422,7 @@ void Server::Impl::check_deadlines(Clock::time_point now) {
   if (accept_paused_until != Clock::time_point{}) {
     if (now >= accept_paused_until) {
       accept_paused_until = {};
-      epoll_set(epoll.get(), EPOLL_CTL_ADD, listener.get(), EPOLLIN, k_listener_tag);
+      epoll_set(epoll.get(), EPOLL_CTL_ADD, server.listener(), EPOLLIN, k_listener_tag);
     } else {
       watch_deadline(accept_paused_until);
     }

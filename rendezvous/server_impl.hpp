@@ -8,12 +8,12 @@
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "rendezvous/server.hpp"
 #include "src/util/net.hpp"
+#include "src/util/socket_server.hpp"
 
 namespace ddl::rendezvous {
 
@@ -45,12 +45,9 @@ struct Connection {
 
 struct Server::Impl {
   ServerOptions options;
-  Fd listener;
+  SocketServer server;  // its listening socket, thread, wake-up (also in `epoll`) and stop
   Fd epoll;
-  Fd wake;  // eventfd: stop()
-  std::thread thread;
   mutable std::mutex mutex;
-  bool stopping = false;
   std::string endpoint;
 
   std::unordered_map<int, std::unique_ptr<Connection>> connections;

@@ -10,10 +10,8 @@
 #include <deque>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +23,7 @@
 #include "src/util/runtime_dir.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/signals.hpp"
+#include "src/util/socket_server.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl {
@@ -83,13 +82,11 @@ std::string encode_line(const RingLine& line) {
 struct LiveServer::State {
   LiveJobInfo info;
   std::string path;
-  int listen_fd = -1;
-  int wake_fd = -1;
+  SocketServer server;  // its listening socket, thread and wake-up
   pid_t pid = ::getpid();
   std::string started = event_time_now();
   Clock::time_point started_at = Clock::now();
   RankSignalQueue signals;
-  std::thread thread;
   std::size_t ring_cap = k_ring_max_bytes;
 
   std::mutex mutex;  // guards what follows
@@ -98,7 +95,6 @@ struct LiveServer::State {
   std::string state = "starting";
   int attempt = 0;
   std::optional<int> exit_code;
-  bool quit = false;
 
   void serve();
   void accept_clients(std::vector<Client>& clients) const;
@@ -107,10 +103,7 @@ struct LiveServer::State {
   void answer_logs(Client& client, std::string_view rank_text, std::string_view follow_text);
   void answer_signal(Client& client, int signo);
   void pump(Client& client);
-  void wake() const {
-    std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t ignored = ::write(wake_fd, &one, sizeof one);
-  }
+  void wake() const { server.wake(); }
 };
 
 int parse_signal(std::string_view text) {
@@ -135,28 +128,23 @@ Result<std::unique_ptr<LiveServer>> LiveServer::start(LiveJobInfo info) {
   if (!fd) {
     return fail(fd.error());
   }
-  state->listen_fd = *fd;
-  state->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (auto opened = state->server.open(net::Fd(*fd), "ddl's control socket"); !opened) {
+    ::unlink(state->path.c_str());
+    return fail(opened.error());
+  }
   const auto ranks = static_cast<std::size_t>(std::max(info.ranks, 1));
   state->ring_cap = std::clamp(k_ring_total_bytes / ranks, k_ring_min_bytes, k_ring_max_bytes);
   state->rings.resize(ranks);
   state->info = std::move(info);
-  state->thread = thread_without_signals([state] { state->serve(); });
+  state->server.run([state] { state->serve(); });
   return std::unique_ptr<LiveServer>(new LiveServer(state));
 }
 
 LiveServer::LiveServer(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
 LiveServer::~LiveServer() {
-  {
-    std::lock_guard lock(state_->mutex);
-    state_->quit = true;
-  }
-  state_->wake();
-  state_->thread.join();
+  state_->server.stop();
   ::unlink(state_->path.c_str());
-  ::close(state_->listen_fd);
-  ::close(state_->wake_fd);
 }
 
 const std::string& LiveServer::path() const { return state_->path; }
@@ -364,22 +352,21 @@ std::size_t count_followers(const std::vector<Client>& clients) {
 } // namespace
 
 void LiveServer::State::accept_clients(std::vector<Client>& clients) const {
-  while (clients.size() - count_followers(clients) < static_cast<std::size_t>(k_max_requests)) {
-    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      return;
-    }
+  auto room = [&clients] {
+    return clients.size() - count_followers(clients) < static_cast<std::size_t>(k_max_requests);
+  };
+  server.accept_waiting(room, [&clients](int fd, const sockaddr_storage&) {
     auto uid = peer_uid(fd);
     if (!uid || *uid != ::geteuid()) {
       static constexpr std::string_view refused = "X refused: this job belongs to another user\n";
       [[maybe_unused]] ssize_t ignored = ::send(fd, refused.data(), refused.size(), MSG_NOSIGNAL);
       ::close(fd);
-      continue;
+      return;
     }
     Client client;
     client.fd = fd;
     clients.push_back(std::move(client));
-  }
+  });
 }
 
 namespace {
@@ -424,11 +411,8 @@ void LiveServer::State::serve() {
   std::vector<Client> clients;
   std::optional<Clock::time_point> quit_deadline;
   while (true) {
-    {
-      std::lock_guard lock(mutex);
-      if (quit && !quit_deadline) {
-        quit_deadline = Clock::now() + std::chrono::milliseconds(500);  // the last lines, "E CODE"
-      }
+    if (server.stopping() && !quit_deadline) {
+      quit_deadline = Clock::now() + std::chrono::milliseconds(500);  // the last lines, "E CODE"
     }
     for (Client& client : clients) {
       pump(client);
@@ -439,15 +423,14 @@ void LiveServer::State::serve() {
     }
     std::size_t followers = count_followers(clients);
     const bool room = clients.size() - followers < static_cast<std::size_t>(k_max_requests) && !quit_deadline;
-    std::vector<pollfd> fds{{wake_fd, POLLIN, 0}, {room ? listen_fd : -1, POLLIN, 0}};
+    std::vector<pollfd> fds{{server.wake_fd(), POLLIN, 0}, {room ? server.listener() : -1, POLLIN, 0}};
     for (const Client& client : clients) {
       fds.push_back({client.fd, static_cast<short>(POLLIN | (client.out.empty() ? 0 : POLLOUT)), 0});
     }
     bool following = std::ranges::any_of(clients, [](const Client& c) { return c.kind == ClientKind::follow; });
     ::poll(fds.data(), fds.size(), following || quit_deadline ? k_follow_poll_ms : 1000);
     if ((fds[0].revents & POLLIN) != 0) {
-      std::uint64_t drained = 0;
-      [[maybe_unused]] ssize_t ignored = ::read(wake_fd, &drained, sizeof drained);
+      server.drain_wake();
     }
     for (std::size_t i = 0; i < clients.size(); ++i) {
       Client& client = clients[i];
