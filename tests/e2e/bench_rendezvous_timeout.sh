@@ -3,7 +3,6 @@
 # joined the rendezvous, all must join within [rendezvous] timeout; else the
 # gang is stopped, the missing ranks are named, ddl exits 4, and nothing is
 # left running. Rank 1's "ddl" ([ssh] remote_ddl) never starts the worker.
-# ctest: run alone
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 netns_up 2

@@ -2,6 +2,7 @@
 # A local GPU probe that hangs (nvidia-smi stuck on a wedged driver) costs
 # its 10 s bound and is said on stderr, naming the host and why; the probe
 # is not left running. (issue 27, item 13)
+# ctest: timing
 source "$(dirname "$0")/common.inc"
 source "$(dirname "$0")/run_common.inc"
 

@@ -4,6 +4,7 @@
 # script that hangs, and the local GPU probe (a test double of nvidia-smi
 # that hangs). `kill -9` of ddl takes the discovery script and what it
 # started with it. No rank may start after the stop.
+# ctest: timing
 source "$(dirname "$0")/common.inc"
 source "$(dirname "$0")/run_common.inc"
 

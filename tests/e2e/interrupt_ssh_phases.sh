@@ -5,6 +5,7 @@
 # on a session that hangs after authentication (an sshd whose ForceCommand
 # sleeps); no rank ever starts after the stop, and no shim is left on the
 # hosts. `ddl hosts --check` is interruptible the same way.
+# ctest: timing
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 netns_up 2

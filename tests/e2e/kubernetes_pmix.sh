@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# ctest: resource pmix_workers
 # `ddl run --mpi pmix` with backend = "kubernetes" (issue 33): one
 # `ddl worker pmix-host` per pod through `kubectl exec -i` and the shim, each
 # hosting its pod's PMIx server. kubectl is the test double

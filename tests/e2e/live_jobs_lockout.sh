@@ -7,6 +7,7 @@
 # of 20 `ddl ps` run at once, the others still listed; logs, stop and signal
 # of it exit 3 "is stopped", never "no such job"; warnings read
 # "ddl: warning: ...". (issue 27, items 6 and 7)
+# ctest: timing
 source "$(dirname "$0")/common.inc"
 source "$(dirname "$0")/run_common.inc"
 export XDG_RUNTIME_DIR=$t/xdg  # this test's own folder, whoever else runs ddl here

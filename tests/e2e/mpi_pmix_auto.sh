@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# ctest: resource pmix_workers
 # [mpi] launch = "auto" / --mpi auto (issue 33): pmix only where it is
 # proven (the program links Open MPI's libmpi.so.40, OpenPMIx is here, backend
 # local or ssh), mpirun otherwise with mpirun's own rules; the backend's line

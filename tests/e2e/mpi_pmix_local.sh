@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# ctest: resource pmix_workers
 # `ddl run --mpi pmix` and [mpi] launch = "pmix" on this machine (issue 33):
 # a C program built with mpicc and mpi4py run as ONE world of N ranks with no
 # mpirun or orted, each line prefixed with its MPI rank, DDL_RANK per MPI

@@ -6,6 +6,7 @@
 # does not resolve. The launcher's namespace gets a DNS server that never
 # answers (a UDP socket that reads nothing; 2s per lookup), so any lookup
 # shows in the time.
+# ctest: timing
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 have python3 python3 || skip "python3 is not installed"

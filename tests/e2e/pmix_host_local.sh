@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# ctest: resource pmix_workers
 # ddl as the PMIx server (issue 33) on this machine: `ddl worker pmix-host`
 # starts real Open MPI 4.1 programs itself, one world of N with no mpirun or
 # orted anywhere; the keys they read; mpi4py's helloworld and ringtest;

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# ctest: resource pmix_workers
 # ddl as the PMIx server (issue 33) across 4 network-namespace hosts (real
 # sshd each; tests/netns/hosts.inc, needs root): `ddl run` starts one
 # `ddl worker pmix-host` per host, each hosts its host's PMIx server and 2

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# ctest: resource pmix_workers
 # `ddl run --mpi pmix` killed with SIGKILL mid-job leaves nothing of the job
 # (issue 40, item 5): not its ranks or PMIx host worker, and not the host's
 # PMIx folders ($TMPDIR/ddl-pmix.HOST.* with the server's rendezvous and

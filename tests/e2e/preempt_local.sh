@@ -5,6 +5,7 @@
 # 0 within checkpoint_grace end the job with 143 and "checkpointed"; ranks
 # that do not get the stop signal after the grace; a rank that exits with
 # requeue_exit_code makes ddl exit with it ("requeue").
+# ctest: timing
 source "$(dirname "$0")/common.inc"
 source "$(dirname "$0")/run_common.inc"
 command -v python3 >/dev/null || skip "python3 not installed"

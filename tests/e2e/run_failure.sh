@@ -2,6 +2,7 @@
 # Gang failure: the first failing rank's code (or 128+signal) is ddl's, the
 # summary names it, and no process of any rank is left; a rank that traps
 # TERM gets KILL after grace.
+# ctest: timing
 source "$(dirname "$0")/common.inc"
 source "$(dirname "$0")/run_common.inc"
 

@@ -3,6 +3,7 @@
 # not grow ddl; a stdout nobody reads does not keep Ctrl-C from ending the job
 # within grace; a full --log-dir is said once (exit 3 only with --strict-logs);
 # the job token never appears in what ddl prints, logs or sends as events.
+# ctest: timing
 source "$(dirname "$0")/common.inc"
 source "$(dirname "$0")/run_common.inc"
 

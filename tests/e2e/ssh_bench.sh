@@ -4,7 +4,6 @@
 # name each machine's own hostname), every element is right across hosts with
 # several streams, and a worker killed mid-sweep fails the whole bench with
 # its signal's exit code and leaves no worker on any host.
-# ctest: run alone
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 netns_up 4

@@ -9,6 +9,7 @@
 # without a handler: the report says the dump signal killed the ranks. A
 # py-spy that never returns (a test double) is killed at dump_timeout,
 # Ctrl-C ends ddl while it runs, and after `kill -9` of ddl nothing is left.
+# ctest: timing
 source "$(dirname "$0")/common.inc"
 source "$(dirname "$0")/run_common.inc"
 command -v python3 >/dev/null || skip "python3 not installed"

@@ -4,6 +4,7 @@
 # exit 5 within stall + 1 s, the summary names the ranks and their last
 # lines, --log-dir keeps the report; a heartbeat from the shell (`ddl
 # heartbeat`) keeps a silent rank alive; a straggler is named.
+# ctest: timing
 source "$(dirname "$0")/common.inc"
 source "$(dirname "$0")/run_common.inc"
 command -v python3 >/dev/null || skip "python3 not installed"
