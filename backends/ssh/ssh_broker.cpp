@@ -30,6 +30,7 @@
 #include "src/util/json.hpp"
 #include "src/util/own_path.hpp"
 #include "src/util/runtime_dir.hpp"
+#include "src/util/socket_server.hpp"
 
 namespace ddl {
 
@@ -412,15 +413,12 @@ struct SshBroker::Impl {
   SshSection ssh;
   std::string folder;
   std::string socket;
-  int listen_fd = -1;
-  int wake_fd = wake_new();
-  std::atomic<bool> stopping{false};
+  SocketServer server;  // its listening socket, accept thread and wake-up
   std::map<std::string, std::unique_ptr<HostBroker>> hosts;  // accept thread's
   std::deque<Arriving> arriving;                             // accept thread's
-  std::thread thread;
 
   void accept_loop();
-  void accept_one();
+  void accept_one(int fd);
   // Reads what `waiting` sent; true when it is done with (greeted or refused).
   bool read_hello(Arriving& waiting);
   void greet(Arriving& waiting, std::optional<broker::Frame> hello);
@@ -467,11 +465,7 @@ bool SshBroker::Impl::read_hello(Arriving& waiting) {
   return true;
 }
 
-void SshBroker::Impl::accept_one() {
-  int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) {
-    return;
-  }
+void SshBroker::Impl::accept_one(int fd) {
   if (peer_uid(fd) != ::geteuid()) {
     ::close(fd);
     return;
@@ -485,13 +479,13 @@ void SshBroker::Impl::accept_one() {
 
 void SshBroker::Impl::accept_loop() {
   std::vector<pollfd> fds;
-  while (!stopping) {
-    fds.assign({{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}});
+  while (!server.stopping()) {
+    fds.assign({{server.listener(), POLLIN, 0}, {server.wake_fd(), POLLIN, 0}});
     for (const Arriving& waiting : arriving) {
       fds.push_back({waiting.fd, POLLIN, 0});
     }
     int ready = ::poll(fds.data(), fds.size(), arriving.empty() ? 1000 : 100);
-    if (stopping) {
+    if (server.stopping()) {
       break;
     }
     auto now = std::chrono::steady_clock::now();
@@ -510,10 +504,7 @@ void SshBroker::Impl::accept_loop() {
     }
     arriving.swap(still);
     // All that wait (the listen backlog is short), a bounded number per round.
-    pollfd listening{listen_fd, POLLIN, 0};
-    for (int taken = 0; taken < 64 && ::poll(&listening, 1, 0) > 0; ++taken) {
-      accept_one();
-    }
+    server.accept_waiting([] { return true; }, [this](int fd, const sockaddr_storage&) { accept_one(fd); }, 64);
   }
   for (Arriving& waiting : arriving) {
     ::close(waiting.fd);
@@ -545,20 +536,19 @@ Result<std::unique_ptr<SshBroker>> SshBroker::start(const SshSection& ssh, const
   if (!listening) {
     return fail(listening.error());
   }
-  impl->listen_fd = *listening;
+  if (auto opened = impl->server.open(net::Fd(*listening), "the sweep's session broker"); !opened) {
+    ::unlink(impl->socket.c_str());
+    return fail(opened.error());
+  }
   Impl* running = impl.get();
-  impl->thread = std::thread([running] { running->accept_loop(); });
+  impl->server.run([running] { running->accept_loop(); });
   return std::unique_ptr<SshBroker>(new SshBroker(std::move(impl)));
 }
 
 SshBroker::SshBroker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 SshBroker::~SshBroker() {
-  impl_->stopping = true;
-  wake(impl_->wake_fd);
-  impl_->thread.join();
-  ::close(impl_->listen_fd);
-  ::close(impl_->wake_fd);
+  impl_->server.stop();
   ::unlink(impl_->socket.c_str());
   std::error_code ec;
   std::filesystem::remove(impl_->folder, ec);
