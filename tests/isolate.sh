@@ -19,7 +19,8 @@
 # user is root sets the mounts up, and a second one nested in it maps the
 # user back, so that the script runs as its own uid without privileges (tests
 # that need root still skip, exit 77); where user namespaces are not allowed,
-# the script runs as it is, not isolated (it says so on stderr).
+# the script runs as it is, not isolated (it says so on stderr; so as root
+# where unshare is refused, in a container without the privilege).
 # DDL_TEST_ISOLATION=off runs it as it is too (to debug a test by hand).
 # Inside, DDL_TEST_ISOLATED=1.
 set -euo pipefail
@@ -63,9 +64,10 @@ private_mounts() {
 
 # network: loopback up, and a stand-in for the machine's own interface (an
 # empty bridge "eth0", 198.19.255.1/24, the default route through it; what is
-# sent there goes nowhere; not every kernel has the dummy type): ddl picks the address it offers ranks by the route to
-# them, and Open MPI's TCP transport needs an interface beside loopback.
-# The test hosts (tests/netns/hosts.inc) pick a /24 not in use here.
+# sent there goes nowhere; not every kernel has the dummy type): ddl picks
+# the address it offers ranks by the route to them, and Open MPI's TCP
+# transport needs an interface beside loopback. The test hosts
+# (tests/netns/hosts.inc) pick a /24 not in use here.
 network() {
   ip link set lo up
   ip link add eth0 type bridge
@@ -74,40 +76,47 @@ network() {
   ip route add default via 198.19.255.254 dev eth0
 }
 
+# run_script COMMAND...: runs the script's command while this namespace's
+# first process waits for it. SIGTERM or SIGINT to that first process (ctest, a
+# user) ends it at once, and with it every process of the namespace (the
+# kernel gives a pid namespace's first process no signal it has no handler for).
 run_script() {
   export DDL_TEST_ISOLATED=1
-  bash "$@"
-}
-
-# run_script_as UID GID SCRIPT...: the script as UID again, in a user
-# namespace nested in this one (its root is that user outside).
-run_script_as() {
-  export DDL_TEST_ISOLATED=1
-  unshare --user --map-user="$1" --map-group="$2" -- bash "${@:3}"
+  local child rc=0
+  # (A background job of a script starts with SIGINT and SIGQUIT ignored
+  # and its stdin on /dev/null; the script starts as in the foreground.)
+  env --default-signal=INT,QUIT "$@" <&0 &
+  child=$!
+  trap 'exit 143' TERM
+  trap 'exit 130' INT
+  wait "$child" || rc=$?
+  return "$rc"
 }
 
 case ${1:-} in
   --inside-as-root)
     shift
     private_mounts
-    run_script "$@"
+    run_script bash "$@"
     ;;
   --inside-as-user)
     # Root of a user namespace: mount, then give the script its own uid back.
     uid=$2 gid=$3; shift 3
     private_mounts
-    run_script_as "$uid" "$gid" "$@"
+    # The script as that user again, in a user namespace nested in this one
+    # (whose root is that user outside).
+    run_script unshare --user --map-user="$uid" --map-group="$gid" -- bash "$@"
     ;;
   *)
     if [[ ${DDL_TEST_ISOLATION:-on} == off ]]; then exec bash "$@"; fi
-    if [[ $(id -u) == 0 ]]; then
+    if [[ $(id -u) == 0 ]] && unshare "${namespaces[@]}" -- true 2>/dev/null; then
       exec unshare "${namespaces[@]}" -- bash "$0" --inside-as-root "$@"
     fi
-    if unshare --user --map-root-user "${namespaces[@]}" -- true 2>/dev/null; then
+    if [[ $(id -u) != 0 ]] && unshare --user --map-root-user "${namespaces[@]}" -- true 2>/dev/null; then
       exec unshare --user --map-root-user "${namespaces[@]}" -- \
         bash "$0" --inside-as-user "$(id -u)" "$(id -g)" "$@"
     fi
-    echo "isolate.sh: user namespaces are not allowed here: $1 runs without isolation" >&2
+    echo "isolate.sh: namespaces are not allowed here: $1 runs without isolation" >&2
     exec bash "$@"
     ;;
 esac
