@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include "src/persona/registry.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::cmd {
@@ -32,41 +33,56 @@ constexpr std::array k_renames = {
 
 // A spelling of a launcher whose personality takes it (`ddl torchrun`,
 // `ddl deepspeed`): refused by `ddl run`, with that personality and ddl
-// run's own form.
+// run's own form. The spellings are the personalities' own (their
+// run_habits); one with '-' for '_' (--num-gpus) is refused as well.
 struct Refusal {
-  std::string_view word;
+  std::string word;
   std::string_view persona;  // "torchrun", "deepspeed"
-  std::string_view answer;
+  persona::RunHabit habit;
 };
 
-constexpr std::string_view k_per_node =
-    "ranks per host; with ddl run: -H HOST:N,HOST:N (this machine alone: --np N)";
-constexpr std::string_view k_node_count = "node count; with ddl run: -H HOST:N,HOST:N or --hostfile FILE";
-constexpr std::string_view k_node_rank =
-    "node rank; ddl starts and numbers every node itself (DDL_NODE_RANK, GROUP_RANK): run it once, "
-    "with every host in -H or --hostfile";
-constexpr std::string_view k_master_port =
-    "master port; with ddl run: [torch] master_port in the job file (0 = a free port)";
-constexpr std::string_view k_master_addr =
-    "master address; ddl sets MASTER_ADDR to rank 0's host address: list that host first in -H";
-constexpr std::string_view k_rendezvous =
-    "rendezvous; ddl runs its own ([rendezvous] address, port and timeout in the job file)";
+// What `ddl run` answers for a launcher's option: its meaning and ddl run's form.
+std::string_view answer(persona::RunHabit habit) {
+  using persona::RunHabit;
+  switch (habit) {
+  case RunHabit::ranks_per_host:
+    return "ranks per host; with ddl run: -H HOST:N,HOST:N (this machine alone: --np N)";
+  case RunHabit::node_count: return "node count; with ddl run: -H HOST:N,HOST:N or --hostfile FILE";
+  case RunHabit::node_rank:
+    return "node rank; ddl starts and numbers every node itself (DDL_NODE_RANK, GROUP_RANK): run it once, "
+           "with every host in -H or --hostfile";
+  case RunHabit::master_port: return "master port; with ddl run: [torch] master_port in the job file (0 = a free port)";
+  case RunHabit::master_addr:
+    return "master address; ddl sets MASTER_ADDR to rank 0's host address: list that host first in -H";
+  case RunHabit::rendezvous: return "rendezvous; ddl runs its own ([rendezvous] address, port and timeout in the job file)";
+  }
+  return "";
+}
 
-constexpr std::array k_refusals = {
-    Refusal{"--nproc-per-node", "torchrun", k_per_node},   Refusal{"--nproc_per_node", "torchrun", k_per_node},
-    Refusal{"--num_gpus", "deepspeed", k_per_node},        Refusal{"--num-gpus", "deepspeed", k_per_node},
-    Refusal{"--nnodes", "torchrun", k_node_count},         Refusal{"--num_nodes", "deepspeed", k_node_count},
-    Refusal{"--num-nodes", "deepspeed", k_node_count},     Refusal{"--node-rank", "torchrun", k_node_rank},
-    Refusal{"--node_rank", "torchrun", k_node_rank},       Refusal{"--master-port", "torchrun", k_master_port},
-    Refusal{"--master_port", "torchrun", k_master_port},   Refusal{"--master-addr", "torchrun", k_master_addr},
-    Refusal{"--master_addr", "torchrun", k_master_addr},   Refusal{"--rdzv-endpoint", "torchrun", k_rendezvous},
-    Refusal{"--rdzv_endpoint", "torchrun", k_rendezvous},  Refusal{"--rdzv-backend", "torchrun", k_rendezvous},
-    Refusal{"--rdzv_backend", "torchrun", k_rendezvous},
-};
+const std::vector<Refusal>& refusals() {
+  static const std::vector<Refusal> all = [] {
+    std::vector<Refusal> out;
+    for (const persona::Persona& launcher : persona::personas()) {
+      if (launcher.run_habits == nullptr) {
+        continue;
+      }
+      for (const persona::HabitSpelling& habit : launcher.run_habits()) {
+        std::string hyphens(habit.spelling);
+        std::ranges::replace(hyphens, '_', '-');
+        out.push_back({std::string(habit.spelling), launcher.name, habit.habit});
+        if (hyphens != habit.spelling) {
+          out.push_back({hyphens, launcher.name, habit.habit});
+        }
+      }
+    }
+    return out;
+  }();
+  return all;
+}
 
 // "torchrun's", "DeepSpeed's".
-std::string_view launcher_of(std::string_view persona) {
-  return persona == "deepspeed" ? "DeepSpeed's" : "torchrun's";
+std::string launcher_of(std::string_view persona) {
+  return persona == "deepspeed" ? "DeepSpeed's" : std::string(persona) + "'s";
 }
 
 // The subcommands whose leftover words check_leftover_words answers.
@@ -276,11 +292,11 @@ Result<void> translate_habits(const CLI::App& app, std::vector<std::string>& arg
   for (std::size_t i = first; i < args.size(); ++i) {
     const std::string word = args[i].substr(0, args[i].find('='));
     const std::string value = args[i].substr(word.size());
-    for (const Refusal& refusal : k_refusals) {
+    for (const Refusal& refusal : refusals()) {
       if (word == refusal.word) {
         return fail(ExitCode::usage,
                     fmt::format("{0} is {1} {2}; `ddl {3}` takes the whole {3} line as it is", word,
-                                launcher_of(refusal.persona), refusal.answer, refusal.persona));
+                                launcher_of(refusal.persona), answer(refusal.habit), refusal.persona));
       }
     }
     for (const Rename& rename : k_renames) {

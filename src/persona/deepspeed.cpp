@@ -341,6 +341,10 @@ Result<void> program(State& state, std::vector<std::string> words, const Machine
 
 std::span<const Option> deepspeed_options() { return table(); }
 
+std::vector<HabitSpelling> deepspeed_run_habits() {
+  return habit_spellings(table(), {{num_gpus, RunHabit::ranks_per_host}, {num_nodes, RunHabit::node_count}});
+}
+
 Result<Launch> read_deepspeed(const std::vector<std::string>& args, const Machine& machine) {
   State state;
   auto words = read_words(table(), args, "deepspeed", Dashes::double_only,

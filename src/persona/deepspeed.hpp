@@ -22,4 +22,9 @@ Result<Launch> read_deepspeed(const std::vector<std::string>& args, const Machin
 
 std::string deepspeed_help();
 
+// DeepSpeed's per-node options, which `ddl run` spells otherwise
+// (cmd/habits); its master port, address and node rank are torchrun's
+// spellings too, which torchrun_run_habits names.
+std::vector<HabitSpelling> deepspeed_run_habits();
+
 } // namespace ddl::persona

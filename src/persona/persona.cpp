@@ -248,6 +248,22 @@ std::vector<Option> with_ddl_options(std::vector<Option> rows, std::initializer_
   return rows;
 }
 
+std::vector<HabitSpelling> habit_spellings(std::span<const Option> table,
+                                           std::initializer_list<std::pair<int, RunHabit>> habits) {
+  std::vector<HabitSpelling> spellings;
+  for (const Option& option : table) {
+    for (const auto& [id, habit] : habits) {
+      if (option.id != id) {
+        continue;
+      }
+      for (std::string_view name : option.names) {
+        spellings.push_back({name, habit});
+      }
+    }
+  }
+  return spellings;
+}
+
 bool apply_ddl_option(const Given& given, Launch& launch, std::optional<std::string>& python) {
   switch (static_cast<DdlOption>(given.option->id)) {
   case DdlOption::job: launch.job_file = given.value(); return true;

@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/job/job.hpp"
@@ -51,6 +52,21 @@ struct Option {
   std::string_view help;                // what ddl makes of it
   int id = 0;                           // the personality's own enum value
 };
+
+// What `ddl run` answers when one of a launcher's options is written on its
+// own line out of habit (cmd/habits refuses it, in ddl run's words, and
+// names the personality that takes the whole line).
+enum class RunHabit { ranks_per_host, node_count, node_rank, master_port, master_addr, rendezvous };
+
+// One spelling of a launcher's option, and what it means to `ddl run`.
+struct HabitSpelling {
+  std::string_view spelling;
+  RunHabit habit;
+};
+
+// Every spelling of the options of `table` that `habits` names by id.
+std::vector<HabitSpelling> habit_spellings(std::span<const Option> table,
+                                           std::initializer_list<std::pair<int, RunHabit>> habits);
 
 // One option as given: its spelling ("--nproc_per_node", or "PET_NNODES" for
 // one from the environment) and its values.

@@ -15,13 +15,13 @@ namespace {
 
 constexpr std::array k_personas = {
     Persona{"deepspeed", "Run a DeepSpeed launcher command line (its hostfile, --include, --num_gpus) under ddl",
-            deepspeed_options, read_deepspeed, deepspeed_help},
+            deepspeed_options, read_deepspeed, deepspeed_help, deepspeed_run_habits},
     Persona{"horovodrun", "Run a horovodrun command line (-np, -H, Gloo or MPI, tuning flags) under ddl",
-            horovodrun_options, read_horovodrun, horovodrun_help},
+            horovodrun_options, read_horovodrun, horovodrun_help, nullptr},
     Persona{"mpirun", "Run an Open MPI mpirun command line through ddl's mpirun backend", mpirun_options,
-            read_mpirun, mpirun_help},
+            read_mpirun, mpirun_help, nullptr},
     Persona{"torchrun", "Run a torchrun command line on every host at once under ddl", torchrun_options,
-            read_torchrun, torchrun_help},
+            read_torchrun, torchrun_help, torchrun_run_habits},
 };
 
 } // namespace

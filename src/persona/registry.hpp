@@ -19,6 +19,8 @@ struct Persona {
   std::span<const Option> (*options)();
   Result<Launch> (*read)(const std::vector<std::string>& args, const Machine& machine);
   std::string (*help)();
+  // Its options that `ddl run` refuses, by spelling (cmd/habits); null: none.
+  std::vector<HabitSpelling> (*run_habits)();
 };
 
 // deepspeed, horovodrun, mpirun, torchrun.

@@ -424,6 +424,16 @@ Result<void> program(State& state, std::vector<std::string> words, const Machine
 
 std::span<const Option> torchrun_options() { return table(); }
 
+std::vector<HabitSpelling> torchrun_run_habits() {
+  return habit_spellings(table(), {{nproc_per_node, RunHabit::ranks_per_host},
+                                   {nnodes, RunHabit::node_count},
+                                   {node_rank, RunHabit::node_rank},
+                                   {master_port, RunHabit::master_port},
+                                   {master_addr, RunHabit::master_addr},
+                                   {rdzv_endpoint, RunHabit::rendezvous},
+                                   {rdzv_backend, RunHabit::rendezvous}});
+}
+
 Result<Launch> read_torchrun(const std::vector<std::string>& args, const Machine& machine) {
   State state;
   auto words = read_words(table(), args, "torchrun", Dashes::double_only,

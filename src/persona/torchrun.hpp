@@ -26,4 +26,8 @@ Result<Launch> read_torchrun(const std::vector<std::string>& args, const Machine
 // --help.
 std::string torchrun_help();
 
+// torchrun's per-node and rendezvous options, which `ddl run` spells
+// otherwise (cmd/habits).
+std::vector<HabitSpelling> torchrun_run_habits();
+
 } // namespace ddl::persona
