@@ -748,25 +748,43 @@ Result<int> summarize(JobRun& job, const Attempt& run, const Gang& gang, Attempt
   return summary.exit_code;
 }
 
-} // namespace
-
-Result<int> supervise(Backend& backend, Rounds& rounds, const SupervisorOptions& options) {
+// ddl's own signals on pipes of their own: none from before the gang exists.
+Result<void> install_signal_pipes() {
   if (auto installed = SignalPipe::install(); !installed) {
     return fail(installed.error());
   }
   if (auto installed = ForwardedSignals::install(); !installed) {
     return fail(installed.error());
   }
-  ForwardedSignals::take();  // none from before the gang exists
+  ForwardedSignals::take();
+  return {};
+}
+
+// Attempt 0's launches with the backend prepared, on the hosts left when
+// some could not be reached (elastic).
+Result<std::vector<RankLaunch>> first_launches(Backend& backend, Rounds& rounds, RestartPolicy& policy) {
+  auto launches = prepare_first(backend, rounds);
+  if (launches) {
+    return launches;
+  }
+  auto next = start_on_hosts_left(backend, rounds, policy, launches.error());
+  if (!next) {
+    return fail(next.error());
+  }
+  return std::move(next->launches);
+}
+
+} // namespace
+
+Result<int> supervise(Backend& backend, Rounds& rounds, const SupervisorOptions& options) {
+  if (auto installed = install_signal_pipes(); !installed) {
+    return fail(installed.error());
+  }
   RestartPolicy fallback(RestartRules{.max_restarts = options.max_restarts});
   RestartPolicy& policy = options.policy != nullptr ? *options.policy : fallback;
-  auto launches = prepare_first(backend, rounds);
+  auto launches = first_launches(backend, rounds, policy);
   if (!launches) {
-    auto next = start_on_hosts_left(backend, rounds, policy, launches.error());
-    if (!next) {
-      return fail(next.error());
-    }
-    launches = std::move(next->launches);
+    return fail(launches.error());
   }
   Output output(with_labels(options.output, rounds.plan()));
   const auto started = SteadyClock::now();
