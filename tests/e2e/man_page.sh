@@ -16,19 +16,20 @@ for table in job hosts launch ssh kubernetes rendezvous torch tensorflow; do
   grep -qx "   \[$table\]" "$t/out" || fail "man page lacks the job-file table [$table]"
 done
 
-# Every job-file key of the schema (section_keys in src/job/job_reader.cpp)
-# appears in the man page as "[section] key" table row or "section.key".
+# Every job-file key of the schema (the table of section readers in
+# src/job/job_sections.cpp: {"section", {"key", ...}, reader}) appears in the
+# man page as "[section] key" table row or "section.key".
 plain=$(sed 's/\\-/-/g; s/\\f[BIRP]//g; s/\\(dq/"/g' "$page")
-python3 - "$DDL_SOURCE_DIR/src/job/job_reader.cpp" >"$t/keys" <<'PY'
+python3 - "$DDL_SOURCE_DIR/src/job/job_sections.cpp" >"$t/keys" <<'PY'
 import re, sys
 src = open(sys.argv[1]).read()
-body = src[src.index("section_keys(std::string_view section)"):]
-body = body[:body.index("static const std::vector<std::string> none")]
-for section, keys in re.findall(r'\{"(\w+)",\s*\{([^}]*)\}\}', body):
+body = src[src.index("section_readers()"):]
+body = body[:body.index("return readers;")]
+for section, keys in re.findall(r'\{"(\w+)",\s*\{([^}]*)\}', body):
     for key in re.findall(r'"(\w+)"', keys):
         print(section, key)
 PY
-[[ $(wc -l <"$t/keys") -gt 30 ]] || fail "found only $(wc -l <"$t/keys") job-file keys in job_reader.cpp"
+[[ $(wc -l <"$t/keys") -gt 30 ]] || fail "found only $(wc -l <"$t/keys") job-file keys in job_sections.cpp"
 missing=()
 while read -r section key; do
   # The [section] table lists its keys as "   key" rows (see the table check above).
