@@ -52,6 +52,15 @@ for name in $names; do
 done
 ((${#missing[@]} == 0)) || fail "man page lacks environment variables named in the code: ${missing[*]}"
 
+# Every exit code of ddl's own (the ExitCode enum, src/util/exit_codes.hpp) is
+# a row of EXIT STATUS.
+exit_status=$(awk '/^\.SH EXIT STATUS/ { on = 1; next } /^\.SH / { on = 0 } on' "$page")
+codes=$(sed -n 's/^ *[a-z_]* = \([0-9]\+\),.*/\1/p' "$DDL_SOURCE_DIR/src/util/exit_codes.hpp")
+[[ $(wc -w <<<"$codes") -ge 8 ]] || fail "found only $(wc -w <<<"$codes") exit codes in exit_codes.hpp"
+for code in $codes; do
+  grep -qx "\.B $code" <<<"$exit_status" || fail "EXIT STATUS lacks exit code $code"
+done
+
 # Every example marked runnable (a '.\" runnable: KIND' line before its .EX
 # block) is checked, in a scratch folder that holds job.toml, sweep.toml,
 # train.py and a hostfile hosts:
