@@ -12,6 +12,7 @@
 #include "src/util/error.hpp"
 #include "src/util/rank_list.hpp"
 #include "src/job/hostlist.hpp"
+#include "src/job/job_preflight.hpp"
 #include "src/job/limits.hpp"
 #include "src/job/sweep_spec.hpp"
 
@@ -264,6 +265,7 @@ struct JobSpec {
   TensorflowSection tensorflow;
   std::optional<SweepSection> sweep;  // [sweep], for `ddl sweep`; other commands ignore it
   WatchdogSection watchdog;
+  PreflightSection preflight;  // [preflight] (issue 43)
 };
 
 // Whether the host sources read the labels that cost a call (Kubernetes node

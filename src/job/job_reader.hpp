@@ -140,6 +140,7 @@ void read_torch(const SectionInput& in);
 void read_tensorflow(const SectionInput& in);
 void read_sweep(const SectionInput& in);
 void read_watchdog(const SectionInput& in);
+void read_preflight(const SectionInput& in);
 void read_container(const SectionInput& in);
 void read_host_env(const SectionInput& in);
 

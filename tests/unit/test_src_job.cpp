@@ -222,3 +222,36 @@ TEST_CASE("require_command", "[job]") {
   job.command = {"true"};
   CHECK(ddl::require_command(job));
 }
+
+TEST_CASE("[preflight]: off when absent; its keys and defaults (issue 43)", "[job]") {
+  ddl::JobSpec none = parse("");
+  CHECK_FALSE(none.preflight.enabled);
+  CHECK(ddl::preflight_on_fail(none.preflight, true) == ddl::PreflightOnFail::exclude);
+  CHECK(ddl::preflight_on_fail(none.preflight, false) == ddl::PreflightOnFail::stop);
+
+  ddl::JobSpec empty = parse("[preflight]\n");
+  CHECK(empty.preflight.enabled);
+  CHECK(empty.preflight.min_fraction == 0.5);
+  CHECK(empty.preflight.budget == 3s);
+
+  ddl::JobSpec set = parse("[preflight]\nmin_fraction = 0.3\nmax_latency_factor = 8\nbudget = \"2s\"\n"
+                           "on_fail = \"warn\"\n");
+  CHECK(set.preflight.min_fraction == 0.3);
+  CHECK(set.preflight.max_latency_factor == 8.0);
+  CHECK(set.preflight.budget == 2s);
+  CHECK(ddl::preflight_on_fail(set.preflight, true) == ddl::PreflightOnFail::warn);
+}
+
+TEST_CASE("[preflight]: wrong values are reported with the key (issue 43)", "[job]") {
+  auto bad = [](std::string_view text) {
+    auto job = ddl::parse_job(text, "job.toml", {});
+    REQUIRE_FALSE(job.has_value());
+    return job.error().message;
+  };
+  CHECK_THAT(bad("[preflight]\nmin_fraction = 1.5\n"),
+             Catch::Contains("preflight.min_fraction: must be above 0 and at most 1"));
+  CHECK_THAT(bad("[preflight]\nmax_latency_factor = 0.5\n"),
+             Catch::Contains("preflight.max_latency_factor: must be at least 1"));
+  CHECK_THAT(bad("[preflight]\non_fail = \"skip\"\n"), Catch::Contains("preflight.on_fail: 'skip' is not one of"));
+  CHECK_THAT(bad("[preflight]\nspeed = 1\n"), Catch::Contains("speed"));
+}
