@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+// The preflight gate's judgement (issue 43): thresholds relative to the
+// job's own median, a host fault told from a link fault.
+#include "src/launch/preflight_verdict.hpp"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+namespace ddl {
+
+namespace {
+
+double median(std::vector<double> values) {
+  if (values.empty()) {
+    return 0;
+  }
+  std::sort(values.begin(), values.end());
+  std::size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+bool is_slow(const PairFigure& pair, const PreflightVerdict& v, double min_fraction, double max_latency_factor) {
+  return pair.gbps < min_fraction * v.median_gbps || pair.latency_ms > max_latency_factor * v.median_latency_ms;
+}
+
+// "0.11 GB/s to 198.18.0.4 against a median of 1.9 GB/s (ring neighbour)", or the latency.
+std::string pair_reason(const PairFigure& pair, const std::string& peer, const PreflightVerdict& v,
+                        double min_fraction) {
+  const char* kind = pair.ring ? "ring neighbour" : "extra pair";
+  if (pair.gbps < min_fraction * v.median_gbps) {
+    return fmt::format("{:.2g} GB/s to {} against a median of {:.2g} GB/s ({})", pair.gbps, peer, v.median_gbps,
+                       kind);
+  }
+  return fmt::format("{:.3g} ms to {} against a median of {:.3g} ms ({})", pair.latency_ms, peer,
+                     v.median_latency_ms, kind);
+}
+
+// The worse of two slow pairs: the lower share of the median bandwidth.
+bool worse(const PairFigure& x, const PairFigure& y) { return x.gbps < y.gbps; }
+
+} // namespace
+
+std::vector<std::pair<std::size_t, std::size_t>> preflight_pairs(std::size_t hosts) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  if (hosts < 2) {
+    return out;
+  }
+  std::size_t ring_pairs = hosts == 2 ? 1 : hosts;
+  for (std::size_t i = 0; i < ring_pairs; ++i) {
+    out.emplace_back(i, (i + 1) % hosts);
+  }
+  if (hosts >= 5) {
+    for (std::size_t i = 0; i < hosts; ++i) {
+      out.emplace_back(i, (i + 2) % hosts);
+    }
+  } else if (hosts == 4) {
+    out.emplace_back(0, 2);
+    out.emplace_back(1, 3);
+  }
+  return out;
+}
+
+PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const std::vector<PairFigure>& pairs,
+                                 double min_fraction, double max_latency_factor) {
+  PreflightVerdict v;
+  // The job's median: the median over hosts of each host's best pair, so
+  // that one slow host (2 of the 3 pairs among 3 hosts, half of them among 4)
+  // cannot drag it down.
+  std::vector<std::vector<double>> host_gbps(hosts.size());
+  std::vector<std::vector<double>> host_latency(hosts.size());
+  for (const PairFigure& pair : pairs) {
+    for (std::size_t end : {pair.a, pair.b}) {
+      host_gbps[end].push_back(pair.gbps);
+      host_latency[end].push_back(pair.latency_ms);
+    }
+  }
+  std::vector<double> gbps;
+  std::vector<double> latency;
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    if (!host_gbps[h].empty()) {
+      gbps.push_back(*std::max_element(host_gbps[h].begin(), host_gbps[h].end()));
+      latency.push_back(*std::min_element(host_latency[h].begin(), host_latency[h].end()));
+    }
+  }
+  v.median_gbps = median(gbps);
+  v.median_latency_ms = median(latency);
+
+  std::vector<std::size_t> peers(hosts.size(), 0);
+  std::vector<std::size_t> slow(hosts.size(), 0);
+  std::vector<const PairFigure*> worst(hosts.size(), nullptr);
+  for (const PairFigure& pair : pairs) {
+    for (std::size_t end : {pair.a, pair.b}) {
+      ++peers[end];
+    }
+    if (!is_slow(pair, v, min_fraction, max_latency_factor)) {
+      continue;
+    }
+    for (std::size_t end : {pair.a, pair.b}) {
+      ++slow[end];
+      if (worst[end] == nullptr || worse(pair, *worst[end])) {
+        worst[end] = &pair;
+      }
+    }
+  }
+  std::vector<bool> at_fault(hosts.size(), false);
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    if (slow[h] >= 2 && slow[h] * 2 > peers[h]) {
+      at_fault[h] = true;
+      std::size_t peer = worst[h]->a == h ? worst[h]->b : worst[h]->a;
+      v.findings.push_back({false, h, peer,
+                            hosts[h] + ": " + pair_reason(*worst[h], hosts[peer], v, min_fraction)});
+    }
+  }
+  for (const PairFigure& pair : pairs) {
+    if (is_slow(pair, v, min_fraction, max_latency_factor) && !at_fault[pair.a] && !at_fault[pair.b]) {
+      v.findings.push_back({true, pair.a, pair.b,
+                            fmt::format("link {} - {}: {}; both hosts fine with their other peers", hosts[pair.a],
+                                        hosts[pair.b], pair_reason(pair, hosts[pair.b], v, min_fraction))});
+    }
+  }
+  return v;
+}
+
+} // namespace ddl
