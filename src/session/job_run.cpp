@@ -182,6 +182,12 @@ Result<void> JobRun::select_backend() {
       return fail(has_command.error());
     }
   }
+  if (loaded_.preflight.enabled) {
+    // Read and checked, but the network check itself is not built yet: a
+    // job that asked for it must not start as if its hosts had passed.
+    return fail(ExitCode::usage, "[preflight]: the network check before the launch is not available in this "
+                                 "version; remove the section to launch without it");
+  }
   if (ask_.dry_run) {
     net::set_name_lookup(net::NameLookup::no_dns);  // a dry run never waits on DNS
   }
