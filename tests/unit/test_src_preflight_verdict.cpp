@@ -34,7 +34,7 @@ TEST_CASE("preflight pairs: ring neighbours, then pairs two apart from 4 hosts",
 }
 
 TEST_CASE("preflight: no fault, nothing named", "[preflight]") {
-  for (std::size_t n : {2, 3, 4, 16}) {
+  for (std::size_t n : {std::size_t{2}, std::size_t{3}, std::size_t{4}, std::size_t{16}}) {
     auto v = ddl::judge_preflight(names(n), figures(n, [](auto, auto) { return false; }), 0.5, 4.0);
     CHECK(v.findings.empty());
     CHECK(v.median_gbps == Approx(1.9));
@@ -42,7 +42,7 @@ TEST_CASE("preflight: no fault, nothing named", "[preflight]") {
 }
 
 TEST_CASE("preflight: a slow host is named with its worst peer and the median", "[preflight]") {
-  for (std::size_t n : {3, 4, 16}) {
+  for (std::size_t n : {std::size_t{3}, std::size_t{4}, std::size_t{16}}) {
     auto v = ddl::judge_preflight(names(n), figures(n, [](auto a, auto b) { return a == 2 || b == 2; }), 0.5, 4.0);
     REQUIRE(v.findings.size() == 1);
     CHECK_FALSE(v.findings[0].is_link);
