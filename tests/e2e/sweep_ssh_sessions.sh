@@ -85,16 +85,20 @@ server = socket.socket(socket.AF_UNIX)
 server.bind(sys.argv[1])
 server.listen(1)
 conn, _ = server.accept()
+def recv(n):
+    data = b""
+    while len(data) < n:
+        more = conn.recv(n - len(data))
+        if not more:
+            sys.exit("the trial closed the socket")
+        data += more
+    return data
 def frame():
-    head = b""
-    while len(head) < 4:
-        head += conn.recv(4 - len(head))
-    body = b""
-    while len(body) < struct.unpack(">I", head)[0]:
-        body += conn.recv(struct.unpack(">I", head)[0] - len(body))
+    body = recv(struct.unpack(">I", recv(4))[0])
     return struct.unpack(">I", body[1:5])[0]
 frame()
-conn.sendall(struct.pack(">IBI", 5, 16, 0))  # ready
+ready = b'{"version":1}'  # frame protocol version 1 (doc/protocols.md)
+conn.sendall(struct.pack(">IBI", 5 + len(ready), 16, 0) + ready)
 channel = frame()
 conn.sendall(struct.pack(">IBI", 5, 18, channel))  # opened
 conn.close()
