@@ -28,21 +28,6 @@ bool read_fraction(const Section& s, std::string_view key, double max, double& o
   return true;
 }
 
-void read_on_fail(const Section& s, PreflightSection& preflight) {
-  std::string text;
-  if (!s.read_string("on_fail", text)) {
-    return;
-  }
-  static const std::vector<std::string> names = {"exclude", "stop", "warn"};
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (text == names[i]) {
-      preflight.on_fail = static_cast<PreflightOnFail>(i);
-      return;
-    }
-  }
-  s.diag().at(*s.node("on_fail"), s.label("on_fail") + ": " + choice_problem(text, names));
-}
-
 } // namespace
 
 void read_preflight(const SectionInput& in) {
@@ -58,7 +43,9 @@ void read_preflight(const SectionInput& in) {
     }
   }
   s.read_duration("budget", preflight.budget, false);
-  read_on_fail(s, preflight);
+  if (PreflightOnFail on_fail{}; read_choice(s, "on_fail", {"exclude", "stop", "warn"}, on_fail)) {
+    preflight.on_fail = on_fail;
+  }
 }
 
 } // namespace ddl::job_detail

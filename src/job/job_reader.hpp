@@ -2,6 +2,7 @@
 // Internal to the job-file loader: error collection and typed key readers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -89,6 +90,23 @@ std::string range_message(long long min, long long max);
 std::string duration_problem(std::string_view text);
 // "'x' is not one of a, b, c; did you mean 'y'?"
 std::string choice_problem(std::string_view value, const std::vector<std::string>& choices);
+
+// `key`'s text as one of `names` into `out` (an enum in the order of
+// `names`): true when read; else false, the problem reported at `key`.
+template <typename Enum>
+bool read_choice(const Section& s, std::string_view key, const std::vector<std::string>& names, Enum& out) {
+  std::string text;
+  if (!s.read_string(key, text)) {
+    return false;
+  }
+  auto found = std::find(names.begin(), names.end(), text);
+  if (found == names.end()) {
+    s.diag().at(*s.node(key), s.label(key) + ": " + choice_problem(text, names));
+    return false;
+  }
+  out = static_cast<Enum>(found - names.begin());
+  return true;
+}
 // The hosts `spec` expands to; the error: "bad host name 'x': <why>" for the
 // first bad name, or the hostlist's own error.
 Result<std::vector<HostSpec>> expand_checked_hosts(std::string_view spec);

@@ -13,22 +13,6 @@ namespace ddl::job_detail {
 
 namespace {
 
-// `text` as one of `names` into `out` (an enum in the order of `names`), or
-// the problem reported at `key`.
-template <typename Enum>
-void read_choice(const Section& s, std::string_view key, const std::vector<std::string>& names, Enum& out) {
-  std::string text;
-  if (!s.read_string(key, text)) {
-    return;
-  }
-  auto found = std::find(names.begin(), names.end(), text);
-  if (found == names.end()) {
-    s.diag().at(*s.node(key), s.label(key) + ": " + choice_problem(text, names));
-  } else {
-    out = static_cast<Enum>(found - names.begin());
-  }
-}
-
 const std::vector<SectionReader>& section_readers() {
   static const std::vector<SectionReader> readers = {
       {"job", {"name", "command", "workdir", "python", "env", "env_pass", "frameworks", "timeout",

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "src/session/mpi_mode.hpp"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "backends/registry.hpp"
@@ -16,13 +16,7 @@ namespace ddl::session {
 
 namespace {
 
-std::string counts_text(const std::vector<int>& counts) {
-  std::string text;
-  for (int count : counts) {
-    text += (text.empty() ? "" : ",") + std::to_string(count);
-  }
-  return text;
-}
+std::string counts_text(const std::vector<int>& counts) { return fmt::format("{}", fmt::join(counts, ",")); }
 
 // Each host's worker, then the job's own command.
 std::vector<std::string> worker_command(const JobSpec& job, const Backend& backend, const PmixHosts& hosts) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "src/session/verbose.hpp"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "src/launch/output.hpp"
@@ -12,11 +12,7 @@ namespace ddl::session {
 namespace {
 
 std::string id_list(const std::vector<int>& ids) {
-  std::string out;
-  for (int id : ids) {
-    out += (out.empty() ? "" : ",") + std::to_string(id);
-  }
-  return out.empty() ? "-" : out;
+  return ids.empty() ? "-" : fmt::format("{}", fmt::join(ids, ","));
 }
 
 // The argv as a shell would take it back, quoting only words that need it.
