@@ -11,6 +11,7 @@
 #include "backends/launcher_command.hpp"
 #include "src/launch/stdin_feed.hpp"
 #include "src/util/file.hpp"
+#include "src/util/process.hpp"
 #include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 
@@ -20,6 +21,8 @@ namespace {
 
 constexpr std::size_t k_max_launcher_text = 64 * 1024;
 constexpr auto k_shutdown_wait = std::chrono::seconds(10);
+constexpr long k_dump_reach_ms = 15'000;  // a dumper's way to the host (an ssh login), past its timeout
+constexpr auto k_dumper_term_wait = std::chrono::seconds(3);
 
 } // namespace
 
@@ -68,6 +71,10 @@ GangStart LauncherBackend::start(std::span<const RankLaunch> launches, RankEvent
   launches_.assign(launches.begin(), launches.end());
   events_ = &events;
   done_ = false;
+  {
+    std::lock_guard lock(dump_mutex_);
+    dumps_stopped_ = false;
+  }
   // The launcher is started from its own thread, which lives as long as
   // it: PR_SET_PDEATHSIG fires when the spawning thread ends. When ddl
   // dies, the launcher gets SIGTERM and ends its ranks (it must not die of
@@ -119,6 +126,7 @@ void LauncherBackend::run(LauncherCommand command, RankEvents& events) {
     std::lock_guard lock(mutex_);
     pid_ = -1;
   }
+  stop_dumpers();  // no dumper's output after a rank's end
   output->finish();
   report_exits(status, *output);
   done_ = true;
@@ -152,6 +160,7 @@ void LauncherBackend::report_exits(int status, const LauncherOutput& output) {
 }
 
 void LauncherBackend::report_exit(int rank, RankExit how) {
+  std::lock_guard lock(report_mutex_);
   if (rank < 0 || static_cast<std::size_t>(rank) >= reported_.size() || reported_[static_cast<std::size_t>(rank)]) {
     return;
   }
@@ -166,6 +175,91 @@ void LauncherBackend::signal_all(int signo) {
 }
 
 void LauncherBackend::deliver(int signo) { kill_launcher(signo); }
+
+std::optional<std::vector<std::string>> LauncherBackend::dump_command(const RankLaunch&, DumpTool, Millis) {
+  return std::nullopt;
+}
+
+bool LauncherBackend::dump_stacks(int rank, DumpTool tool, Millis timeout) {
+  if (pid_ <= 0 || rank < 0 || static_cast<std::size_t>(rank) >= launches_.size()) {
+    return false;
+  }
+  auto argv = dump_command(launches_[static_cast<std::size_t>(rank)], tool, timeout);
+  if (!argv) {
+    return false;
+  }
+  std::lock_guard lock(dump_mutex_);
+  if (dumps_stopped_) {
+    return false;
+  }
+  dumpers_.push_back(thread_without_signals(
+      [this, rank, argv = std::move(*argv), timeout]() mutable { run_dumper(rank, std::move(argv), timeout); }));
+  return true;
+}
+
+// The dumper leads a process group of its own (killed when this thread
+// ends, by stop_dumpers, or `timeout` and the way to the host later); what
+// it prints is the rank's stderr, as the rank's own dump would be.
+void LauncherBackend::run_dumper(int rank, std::vector<std::string> argv, Millis timeout) {
+  SpawnOptions options;
+  options.new_process_group = true;
+  options.death_signal = SIGKILL;
+  auto child = spawn_piped(argv, options);
+  if (!child) {
+    std::lock_guard lock(report_mutex_);
+    if (!reported_[static_cast<std::size_t>(rank)]) {
+      events_->output(rank, Stream::err, fmt::format("ddl: no stack dump: {}\n", child.error().message));
+    }
+    return;
+  }
+  {
+    std::lock_guard lock(dump_mutex_);
+    if (dumps_stopped_) {
+      kill_child_tree(child->pid);
+    }
+    dumper_pids_.push_back(child->pid);
+  }
+  close_fd(child->in_fd);
+  pump_and_wait(
+      *child,
+      [this, rank](Stream, std::string_view bytes) {
+        std::lock_guard lock(report_mutex_);
+        if (!reported_[static_cast<std::size_t>(rank)]) {
+          events_->output(rank, Stream::err, bytes);
+        }
+      },
+      timeout.count() + k_dump_reach_ms);
+  std::lock_guard lock(dump_mutex_);
+  std::erase(dumper_pids_, static_cast<long>(child->pid));
+}
+
+void LauncherBackend::stop_dumpers() {
+  std::vector<std::thread> dumpers;
+  {
+    std::lock_guard lock(dump_mutex_);
+    dumps_stopped_ = true;
+    for (long pid : dumper_pids_) {
+      ::kill(static_cast<pid_t>(-pid), SIGTERM);  // the rsh agent ends its remote command
+    }
+    dumpers.swap(dumpers_);
+  }
+  auto deadline = std::chrono::steady_clock::now() + k_dumper_term_wait;
+  for (;;) {
+    {
+      std::lock_guard lock(dump_mutex_);
+      if (dumper_pids_.empty() || std::chrono::steady_clock::now() >= deadline) {
+        for (long pid : dumper_pids_) {
+          kill_child_tree(static_cast<pid_t>(pid));
+        }
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (std::thread& dumper : dumpers) {
+    dumper.join();
+  }
+}
 
 void LauncherBackend::kill_launcher(int signo) {
   std::lock_guard lock(mutex_);
@@ -194,6 +288,7 @@ void LauncherBackend::shutdown() {
   if (runner_.joinable()) {
     runner_.join();
   }
+  stop_dumpers();
 }
 
 std::string LauncherBackend::dry_run_text(std::span<const RankLaunch> launches) {

@@ -81,6 +81,11 @@ public:
   Result<void> prepare(const Plan& plan, std::span<const RankLaunch> launches) final;
   GangStart start(std::span<const RankLaunch> launches, RankEvents& events) final;
   void signal_all(int signo) final;
+  // The watchdog's dump: dump_command() for the rank, run here for as long
+  // as the launcher runs (or `timeout` and 15s for the way to its host),
+  // its output the rank's stderr until the rank's end is reported. False
+  // when the launcher gives no dump command.
+  bool dump_stacks(int rank, DumpTool tool, Millis timeout) final;
   // Up to `settle` for the launcher to end on its own, then SIGTERM, up to
   // 10s, then SIGKILL. Derived classes call it first in their destructor.
   void shutdown() final;
@@ -101,6 +106,11 @@ protected:
   virtual std::unique_ptr<LauncherOutput> parse_output(int world_size, LauncherOutput::Sink sink) = 0;
   // How `signo` reaches every rank. Default: to the launcher's process.
   virtual void deliver(int signo);
+  // The command (argv, run on this machine) that runs the stack dumper
+  // (backends/stack_dump) on `launch`'s rank where it runs, its stacks on
+  // stdout. Default: nullopt (the launcher's ranks cannot be reached).
+  virtual std::optional<std::vector<std::string>> dump_command(const RankLaunch& launch, DumpTool tool,
+                                                               Millis timeout);
 
   // `signo` to the launcher's process, while it runs.
   void kill_launcher(int signo);
@@ -116,6 +126,9 @@ private:
   void run(LauncherCommand command, RankEvents& events);
   void report_exits(int status, const LauncherOutput& output);
   void report_exit(int rank, RankExit how);
+  void run_dumper(int rank, std::vector<std::string> argv, Millis timeout);
+  // Ends the dumpers (TERM, then KILL after 3s) and joins their threads.
+  void stop_dumpers();
 
   const std::string launcher_;
   const std::chrono::milliseconds settle_;
@@ -123,7 +136,12 @@ private:
   bool prepared_ = false;
   std::vector<RankLaunch> launches_;  // the gang; the runner thread reads it
   RankEvents* events_ = nullptr;
-  std::vector<char> reported_;        // runner thread: ranks whose end is reported
+  std::vector<char> reported_;        // ranks whose end is reported (runner thread; report_mutex_)
+  std::mutex report_mutex_;           // a dumper's output against a rank's end
+  std::mutex dump_mutex_;             // guards the three below
+  std::vector<std::thread> dumpers_;
+  std::vector<long> dumper_pids_;
+  bool dumps_stopped_ = false;        // until the next start(): no dumper may begin
   std::mutex mutex_;                  // guards pid_ against its reaping
   std::thread runner_;
   std::atomic<long> pid_{-1};

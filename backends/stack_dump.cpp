@@ -131,6 +131,35 @@ children() {
 isworker() {
   [ -n "$me" ] && [ "$(uidof "$1")" = "$me" ] && tr "\0" " " <"/proc/$1/cmdline" 2>/dev/null | grep -q " worker pmix-host "
 }
+# ranked RENDEZVOUS: under a launcher (mpirun), $rank is the rank number of
+# the job whose ranks have DDL_RENDEZVOUS=RENDEZVOUS. Its program is the
+# child of the rank script (sh -c SCRIPT ddl-rank PROGRAM..., a child of
+# the launcher or its daemon; not the watchdog of the script, a subshell of
+# it, whose parent is the script) with DDL_RANK=$rank, of this user.
+envhas() { tr "\0" "\n" <"/proc/$1/environ" 2>/dev/null | grep -qxF -- "$2"; }
+isrankscript() { tr "\0" "\n" <"/proc/$1/cmdline" 2>/dev/null | grep -qx ddl-rank; }
+ranked() {
+  for s in /proc/[0-9]*/stat; do
+    p=${s#/proc/}; p=${p%/stat}
+    readstat "$p" || continue
+    case $st_comm in "sh) "*) ;; *) continue ;; esac
+    readstat "$st_ppid" || continue
+    case $st_comm in "sh) "*) continue ;; esac
+    isrankscript "$p" && envhas "$p" "DDL_RENDEZVOUS=$1" || continue
+    for q in $(children "$p"); do
+      [ -n "$me" ] && [ "$(uidof "$q")" = "$me" ] && ! isrankscript "$q" && envhas "$q" "DDL_RANK=$rank" && echo "$q"
+    done
+  done
+}
+if [ -n "${4:-}" ]; then
+  pid=$(ranked "$4")
+  if [ -z "$pid" ]; then
+    echo "ddl: no stack dump of rank $rank on $h: no process of the job runs it there (it has ended)"
+    exit 0
+  fi
+  set -- $pid
+  rank=$1
+fi
 worker=
 if isworker "$rank"; then worker=$rank; else
   for q in $(children "$rank"); do isworker "$q" && worker=$q; done

@@ -15,7 +15,11 @@
 // Each tool runs under `timeout --foreground -s KILL SECONDS` where that
 // exists. When PID is (or has a child that is) `ddl worker pmix-host`
 // (--mpi pmix), the stacks are those of each of the worker's MPI ranks,
-// each under a line "ddl: MPI rank R (pid P) on HOST:". The script holds no
+// each under a line "ddl: MPI rank R (pid P) on HOST:". With a fourth word,
+// `sh -c SCRIPT sh RANK TOOL SECONDS RENDEZVOUS` (ranks under a launcher,
+// mpirun), the rank is found by number: the program that the launcher's rank
+// script runs for DDL_RANK=RANK with DDL_RENDEZVOUS=RENDEZVOUS, of the user
+// the script runs as. The script holds no
 // single quote (the shim embeds it).
 
 #include <string>

@@ -13,6 +13,7 @@
 #include "backends/kubernetes/kubectl.hpp"
 #include "backends/mpirun/mpirun_command.hpp"
 #include "backends/mpirun/mpirun_output.hpp"
+#include "backends/stack_dump.hpp"
 #include "src/render/render_files.hpp"
 #include "src/util/env.hpp"
 #include "src/util/net.hpp"
@@ -165,6 +166,37 @@ Result<LauncherCommand> MpirunBackend::command(std::span<const RankLaunch> launc
 std::unique_ptr<LauncherOutput> MpirunBackend::parse_output(int /*world_size*/, LauncherOutput::Sink sink) {
   return std::make_unique<TaggedOutput>(std::move(sink),
                                         flavour_ == MpiFlavour::mpich ? TagStyle::hydra : TagStyle::open_mpi);
+}
+
+std::optional<std::vector<std::string>> MpirunBackend::dump_command(const RankLaunch& launch, DumpTool tool,
+                                                                    Millis timeout) {
+  const std::string rendezvous = env_value(launch.env, "DDL_RENDEZVOUS");
+  if (rendezvous.empty()) {
+    return std::nullopt;
+  }
+  std::vector<std::string> args = {std::to_string(launch.rank), std::string(dump_tool_name(tool)),
+                                   std::to_string(dump_seconds(timeout)), rendezvous};
+  if (net::is_this_machine(launch.host.address)) {
+    std::vector<std::string> argv = {"sh", "-c", std::string(stack_dump_script()), "sh"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  // `ddl rsh HOST WORDS...` runs WORDS joined by blanks under the remote sh.
+  std::vector<std::string> argv = {"env",
+                                   "DDL_RSH_TRANSPORT=" + std::string(transport_word(options_.rsh_transport)),
+                                   "DDL_RSH_JOB=" + options_.job_file,
+                                   "DDL_RSH_SSH_CONFIG=" + rsh_ssh_config(options_.ssh.config),
+                                   own_executable_path(),
+                                   "rsh",
+                                   launch.host.name,
+                                   "sh",
+                                   "-c",
+                                   shell_quote(stack_dump_script()),
+                                   "sh"};
+  for (const std::string& arg : args) {
+    argv.push_back(shell_quote(arg));
+  }
+  return argv;
 }
 
 void MpirunBackend::deliver(int signo) {

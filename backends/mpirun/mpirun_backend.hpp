@@ -59,6 +59,11 @@ protected:
   // SIGKILL would orphan mpirun's local ranks (its own TERM ends them all);
   // SIGSTOP would stop mpirun itself (its SIGTSTP stops the ranks).
   void deliver(int signo) override;
+  // The stack dumper on the rank's host: here, or through the rsh agent
+  // (`ddl rsh`, as mpirun reaches the host), finding the rank by its number
+  // and the job's DDL_RENDEZVOUS.
+  std::optional<std::vector<std::string>> dump_command(const RankLaunch& launch, DumpTool tool,
+                                                       Millis timeout) override;
 
 private:
   Result<void> find_flavour();
