@@ -54,6 +54,7 @@ void LabeledOutput::line(Stream stream, std::string_view text) {
   auto labeled = split_label(text);
   if (!labeled || labeled->first >= world_size_) {
     srun_says(text);
+    launch_failure_says(text);
     launcher_says(text);
     return;
   }
@@ -128,6 +129,44 @@ void LabeledOutput::srun_says(std::string_view text) {
   }
 }
 
+// "srun: error: task 2 launch failed: Unspecified error" (the rank), or
+// "srun: error: Task launch for StepId=9.0 failed on node h2: WHY" (its node).
+void LabeledOutput::launch_failure_says(std::string_view text) {
+  constexpr std::string_view srun_error = "srun: error: ";
+  if (launch_failed_ || !text.starts_with(srun_error)) {
+    return;
+  }
+  std::string_view said = trim(text.substr(srun_error.size()));
+  constexpr std::string_view task = "task ";
+  constexpr std::string_view launch_failed = " launch failed: ";
+  constexpr std::string_view for_step = "Task launch for ";
+  constexpr std::string_view on_node = " failed on node ";
+  if (said.starts_with(task) && said.find(launch_failed) != std::string_view::npos) {
+    auto rank = parse_int(said.substr(task.size(), said.find(launch_failed) - task.size()));
+    if (rank && *rank >= 0 && *rank < world_size_) {
+      launch_failed_ = LaunchFailure{std::string(said), static_cast<int>(*rank), ""};
+    }
+  } else if (std::size_t at = said.find(on_node); said.starts_with(for_step) && at != std::string_view::npos) {
+    std::string_view node = said.substr(at + on_node.size());
+    launch_failed_ = LaunchFailure{std::string(said), std::nullopt, std::string(node.substr(0, node.find(':')))};
+  }
+}
+
+// The rank srun could not launch (or the first of its node; else rank 0),
+// as a launch error.
+std::optional<Blame> LabeledOutput::launch_blame(std::span<const RankLaunch> launches) const {
+  int rank = launch_failed_->rank.value_or(0);
+  if (!launch_failed_->rank) {
+    for (const RankLaunch& launch : launches) {
+      if (launch.host.name == launch_failed_->node || launch.host.address == launch_failed_->node) {
+        rank = launch.rank;
+        break;
+      }
+    }
+  }
+  return Blame{rank, RankExit{to_int(ExitCode::launch), 0, "srun could not launch it: " + launch_failed_->said}};
+}
+
 bool LabeledOutput::marker(std::string_view text) {
   std::string_view body = trim(text);
   if (body.starts_with(k_step_marker)) {
@@ -140,6 +179,9 @@ bool LabeledOutput::marker(std::string_view text) {
   auto failure = parse_exit_marker(body, k_rank_script.exit_marker);
   if (!failure || failure->first >= world_size_) {
     return false;
+  }
+  if (failure->second == 128 + SIGKILL && (launch_failed_ || cancelled_)) {
+    failure->second = 128 + SIGTERM;  // killed as the step was torn down, as the others
   }
   ended(failure->first, failure->second);
   if (!first_) {
@@ -171,6 +213,9 @@ std::optional<std::pair<int, int>> LabeledOutput::first_failure() const {
 }
 
 std::optional<Blame> LabeledOutput::blame(const RankExit& /*whole*/, std::span<const RankLaunch> launches) const {
+  if (launch_failed_ && !first_own_) {
+    return launch_blame(launches);
+  }
   auto failure = first_failure();
   if (failure && failure->second != 128 + SIGTERM) {
     return Blame{failure->first, exit_of_code(failure->second)};
@@ -195,7 +240,7 @@ std::optional<Blame> LabeledOutput::blame(const RankExit& /*whole*/, std::span<c
 
 RankExit LabeledOutput::exit_of_code(int code) const {
   const int signo = code > 128 && code < 128 + 65 ? code - 128 : 0;
-  if (code == 128 + SIGTERM && cancelled_) {
+  if (code == 128 + SIGTERM && cancelled_ && !launch_failed_) {
     return RankExit{code, signo, "",
                     fmt::format("Slurm cancelled the step (scancel, the time limit or preemption): {}", *cancelled_)};
   }

@@ -25,20 +25,25 @@ public:
 
   void feed(Stream stream, std::string_view bytes) override;
   void finish() override;
-  // The first own failure; else Slurm ending the step (a failed node: its
-  // first rank, exit 3 as for a lost ssh host; scancel, the time limit,
-  // preemption: rank 0, 143); else the first failure (143).
+  // The first own failure; else a task srun could not launch (that rank,
+  // or the node's first, as a launch error: exit 3); else Slurm ending the
+  // step (a failed node: its first rank, exit 3 as for a lost ssh host;
+  // scancel, the time limit, preemption: rank 0, 143); else the first
+  // failure (143).
   std::optional<Blame> blame(const RankExit& whole, std::span<const RankLaunch> launches) const override;
   // The ranks whose end was seen since the last call, each once, with its
   // exit code: from their markers, or from srun's "task R: Exited with exit
   // code C" when a marker was lost.
   std::vector<std::pair<int, int>> take_ended() override;
   // 143 after Slurm said it cancelled the step was Slurm's stop, not the
-  // rank's failure (RankExit::stopped_by); codes above 128 are signals.
+  // rank's failure (RankExit::stopped_by), unless srun had failed to launch
+  // a task (the cancel was then srun's own); codes above 128 are signals.
   RankExit exit_of_code(int code) const override;
 
   // The rank whose command failed first, and its exit code: the first
-  // marker, except that a rank ended by the step's own SIGTERM (143) gives
+  // marker, except that a rank ended by the step's own SIGTERM (143; a
+  // SIGKILL once Slurm cancelled the step or srun failed to launch a task
+  // counts as that SIGTERM: the step's teardown) gives
   // way to a later one that failed on its own, to Open MPI's "MPI_ABORT was
   // invoked on rank R ... with errorcode C" (Slurm's PMIx cancels the step
   // on MPI_Abort, and may kill the aborting rank's script before its
@@ -57,6 +62,8 @@ private:
   void line(Stream stream, std::string_view text);
   bool marker(std::string_view text);
   void srun_says(std::string_view text);
+  void launch_failure_says(std::string_view text);
+  std::optional<Blame> launch_blame(std::span<const RankLaunch> launches) const;
   void stepd_says(std::string_view text);
   void mpi_abort_says(int rank, std::string_view text);
   void ended(int rank, int code);
@@ -74,6 +81,14 @@ private:
   std::optional<std::string> step_;
   std::optional<std::string> failed_node_;
   std::optional<std::string> cancelled_;
+  // srun's first "task R launch failed: WHY" or "Task launch for StepId=S
+  // failed on node N: WHY": what it said, and the rank or the node.
+  struct LaunchFailure {
+    std::string said;
+    std::optional<int> rank;
+    std::string node;
+  };
+  std::optional<LaunchFailure> launch_failed_;
 };
 
 } // namespace ddl::slurm

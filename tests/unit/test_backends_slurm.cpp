@@ -101,6 +101,51 @@ TEST_CASE("srun --label output: Open MPI's MPI_Abort when the step's cancel took
   CHECK(blame->how.code == 6);
 }
 
+// A task that srun could not launch (Slurm's mpi/pmix plugin failing on a
+// node) aborts the step: slurmstepd cancels the ranks already up, which is
+// srun's doing, not scancel, a time limit or preemption (issue 40, item 10).
+TEST_CASE("srun --label output: a launch failure is blamed on the launch, not on a cancel", "[slurm]") {
+  std::vector<RankLaunch> launches(4);
+  for (int r = 0; r < 4; ++r) {
+    launches[static_cast<std::size_t>(r)].rank = r;
+    launches[static_cast<std::size_t>(r)].host.name = r < 2 ? "h1" : "h2";
+  }
+  for (const char* stopped : {"137", "143"}) {
+    slurm::LabeledOutput output(4, [](int, Stream, std::string_view) {});
+    output.feed(Stream::err, " 0: slurmstepd-h1: error: *** STEP 1.0 ON h1 CANCELLED AT 2026-11-28T09:55:06 ***\n");
+    output.feed(Stream::err, "srun: error: task 2 launch failed: Unspecified error\n"
+                             "srun: error: task 3 launch failed: Unspecified error\n"
+                             "srun: launch/slurm: launch_p_step_launch: StepId=1.0 aborted before step completely "
+                             "launched.\nsrun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n"
+                             "srun: forcing job termination\n");
+    output.feed(Stream::err, std::string(" 1: ddl-slurm: rank 1 exit ") + stopped + "\n");
+    output.feed(Stream::err, std::string("srun: error: h1: tasks 0-1: Exited with exit code ") + stopped + "\n");
+    CHECK(output.take_ended() == std::vector<std::pair<int, int>>{{1, 143}});
+    output.finish();
+    auto blame = output.blame(RankExit{137, 9, ""}, launches);
+    REQUIRE(blame);
+    CHECK(blame->rank == 2);
+    CHECK(blame->how.launch_error == "srun could not launch it: task 2 launch failed: Unspecified error");
+    CHECK(blame->how.stopped_by.empty());
+    CHECK(output.exit_of_code(143).stopped_by.empty());
+  }
+  // A cancel with no launch failure is still Slurm's (scancel, time limit, preemption).
+  slurm::LabeledOutput cancelled(4, [](int, Stream, std::string_view) {});
+  cancelled.feed(Stream::err, " 0: slurmstepd-h1: error: *** STEP 1.0 ON h1 CANCELLED AT 2026-11-28T09:55:06 ***\n");
+  cancelled.finish();
+  CHECK(cancelled.exit_of_code(143).stopped_by ==
+        "Slurm cancelled the step (scancel, the time limit or preemption): STEP 1.0 ON h1 CANCELLED AT 2026-11-28T09:55:06");
+  // Slurm's own word for a node: "Task launch for StepId=... failed on node".
+  slurm::LabeledOutput output(4, [](int, Stream, std::string_view) {});
+  output.feed(Stream::err, "srun: error: Task launch for StepId=9.0 failed on node h2: Invalid job credential\n");
+  output.finish();
+  auto blame = output.blame(RankExit{1, 0, ""}, launches);
+  REQUIRE(blame);
+  CHECK(blame->rank == 2);
+  CHECK(blame->how.launch_error ==
+        "srun could not launch it: Task launch for StepId=9.0 failed on node h2: Invalid job credential");
+}
+
 TEST_CASE("srun --label output: each rank's end once, as it comes", "[slurm]") {
   slurm::LabeledOutput output(4, [](int, Stream, std::string_view) {});
   CHECK(output.take_ended().empty());
