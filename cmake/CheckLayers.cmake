@@ -16,7 +16,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
   set(allow_src/pmix "src/util;src/pmix")
   set(allow_rendezvous "src/util;src/job;src/inventory;src/plan;rendezvous")
   set(allow_backends "src/util;src/job;src/inventory;src/plan;src/render;src/launch;backends")
-  set(allow_src/session "src/util;src/job;src/inventory;src/plan;src/persona;src/render;src/launch;src/sweep;src/pmix;rendezvous;backends;src/session")
+  set(allow_src/session "src/util;src/job;src/inventory;src/plan;src/persona;src/render;src/launch;src/sweep;src/pmix;src/collectives;rendezvous;backends;src/session")
   set(allow_cmd "src;rendezvous;backends;cmd")
   # A library's headers and the one folder that may include them.
   set(library_patterns "<toml\\+\\+/" "<libssh/" "<CLI/" "<openssl/" "<re2/")

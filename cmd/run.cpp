@@ -175,6 +175,9 @@ void add_run(CLI::App& app, Command& selected) {
                   "Pin each rank to its share of cores (core), its NUMA node (numa) or its GPU's node (gpu); "
                   "default none")
       ->check(CLI::IsMember(bind_names()));
+  sub->add_flag("--preflight", opts->common.overrides.preflight,
+                "Check the network among the hosts before the ranks start; a host or link behind the median "
+                "is left out (np a range) or stops the job (exit 3); [preflight]");
   sub->add_option("--mpi", opts->common.overrides.mpi,
                   "How MPI ranks become one world: mpirun, pmix (ddl hosts a PMIx server on each host; "
                   "srun --mpi=pmix under backend slurm), or auto (pmix where proven); [mpi] launch")

@@ -13,6 +13,7 @@
 #include "ddl_version.hpp"
 #include "rendezvous/client.hpp"
 #include "src/collectives/bench_worker.hpp"
+#include "src/collectives/preflight_worker.hpp"
 #include "src/util/net.hpp"
 #include "src/util/text.hpp"
 
@@ -65,6 +66,42 @@ Result<int> run_allreduce_worker(const BenchFlags& flags) {
   return code;
 }
 
+struct PreflightFlags {
+  std::string pairs;
+  long window_ms = 50;
+  long budget_ms = 3'000;
+  bool sequential = false;
+};
+
+// One host of the preflight gate's network check (src/session/preflight_gate.hpp).
+Result<int> run_preflight_worker(const PreflightFlags& flags) {
+  auto pairs = coll::parse_preflight_pairs(flags.pairs);
+  if (!pairs) {
+    return fail(pairs.error());
+  }
+  auto who = rendezvous::join_info_from_env();
+  if (!who) {
+    return fail(who.error());
+  }
+  const Millis budget{flags.budget_ms};
+  auto client = rendezvous::Client::connect(*who, budget);
+  if (!client) {
+    return fail(client.error());
+  }
+  coll::PreflightLinks links;
+  links.rank = who->rank;
+  if (auto endpoint = net::parse_endpoint(who->endpoint)) {
+    links.rendezvous_host = endpoint->host;
+  }
+  links.publish = [&client](const std::string& key, const std::string& value) { return client->set(key, value); };
+  links.wait_for = [&client](const std::string& key, Millis timeout) { return client->get(key, timeout); };
+  auto code = coll::run_preflight_worker({std::move(*pairs), Millis{flags.window_ms}, budget, flags.sequential}, links);
+  if (code) {
+    client->close();
+  }
+  return code;
+}
+
 } // namespace
 
 void add_worker(CLI::App& app, Command& selected) {
@@ -78,6 +115,18 @@ void add_worker(CLI::App& app, Command& selected) {
   allreduce->callback([&selected, flags] {
     selected = [flags] {
       auto code = run_allreduce_worker(*flags);
+      return code ? *code : report(code.error());
+    };
+  });
+  auto preflight_flags = std::make_shared<PreflightFlags>();
+  CLI::App* preflight = sub->add_subcommand("preflight", "One host of the preflight gate's network check");
+  preflight->add_option("--pairs", preflight_flags->pairs, "The pairs of check ranks, in order: 0-1,1-2")->required();
+  preflight->add_option("--window-ms", preflight_flags->window_ms, "Each direction's stream");
+  preflight->add_option("--budget-ms", preflight_flags->budget_ms, "The whole check");
+  preflight->add_flag("--sequential", preflight_flags->sequential, "One pair at a time over all hosts");
+  preflight->callback([&selected, preflight_flags] {
+    selected = [preflight_flags] {
+      auto code = run_preflight_worker(*preflight_flags);
       return code ? *code : report(code.error());
     };
   });

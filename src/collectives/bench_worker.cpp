@@ -15,22 +15,6 @@ namespace ddl::coll {
 
 namespace {
 
-// The address this rank listens on: the one that reaches the rendezvous host,
-// 127.0.0.1 for loopback names.
-Result<std::string> local_address_towards(const std::string& host) {
-  if (host.empty() || host == "localhost" || host.starts_with("127.")) {
-    return std::string("127.0.0.1");
-  }
-  net::Route route = net::route_to(host);
-  if (route.end == net::RouteEnd::unresolved) {
-    return fail(ExitCode::launch, "cannot resolve '" + host + "': " + route.why);
-  }
-  if (route.end == net::RouteEnd::unroutable) {
-    return fail(ExitCode::launch, "no route to '" + host + "': " + route.why);
-  }
-  return route.address;
-}
-
 Result<std::string> choose_transport(const WorkerOptions& options, const WorkerContext& context) {
   if (options.transport != "auto") {
     return options.transport;
@@ -80,6 +64,20 @@ std::vector<std::string> distinct_hosts(const std::vector<std::string>& lines_ho
 }
 
 } // namespace
+
+Result<std::string> local_address_towards(const std::string& host) {
+  if (host.empty() || host == "localhost" || host.starts_with("127.")) {
+    return std::string("127.0.0.1");
+  }
+  net::Route route = net::route_to(host);
+  if (route.end == net::RouteEnd::unresolved) {
+    return fail(ExitCode::launch, "cannot resolve '" + host + "': " + route.why);
+  }
+  if (route.end == net::RouteEnd::unroutable) {
+    return fail(ExitCode::launch, "no route to '" + host + "': " + route.why);
+  }
+  return route.address;
+}
 
 Result<int> run_bench_worker(const WorkerOptions& options, const WorkerContext& context) {
   auto transport = choose_transport(options, context);

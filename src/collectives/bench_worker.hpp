@@ -35,6 +35,10 @@ struct WorkerContext {
   std::function<Result<void>(const std::string& key, const std::string& value)> publish;
 };
 
+// The address a rank listens on: the one that reaches the rendezvous host
+// `host`, 127.0.0.1 for loopback names.
+Result<std::string> local_address_towards(const std::string& host);
+
 // Picks and joins the transport ("auto": nccl when every rank has a usable
 // GPU, else tcp), runs the sweep, and has rank 0 publish the table and the
 // JSON. Returns 0, or 1 when any element was wrong (on every rank).

@@ -274,6 +274,7 @@ void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Dia
   if (o.np) {
     apply_np_range(*o.np, job, diag);
   }
+  job.preflight.enabled = job.preflight.enabled || o.preflight;
   if (o.timeout) {
     auto timeout = parse_duration(*o.timeout);
     if (!timeout) {

@@ -20,14 +20,23 @@ double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
-bool is_slow(const PairFigure& pair, const PreflightVerdict& v, double min_fraction, double max_latency_factor) {
-  return pair.gbps < min_fraction * v.median_gbps || pair.latency_ms > max_latency_factor * v.median_latency_ms;
+// The middle value, of an even count the higher (upper) or lower one.
+double upper_median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+double lower_median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
 }
 
 // "0.11 GB/s to 198.18.0.4 against a median of 1.9 GB/s (ring neighbour)", or the latency.
 std::string pair_reason(const PairFigure& pair, const std::string& peer, const PreflightVerdict& v,
                         double min_fraction) {
   const char* kind = pair.ring ? "ring neighbour" : "extra pair";
+  if (!pair.failed.empty()) {
+    return fmt::format("{} with {} ({})", pair.failed, peer, kind);
+  }
   if (pair.gbps < min_fraction * v.median_gbps) {
     return fmt::format("{:.2g} GB/s to {} against a median of {:.2g} GB/s ({})", pair.gbps, peer, v.median_gbps,
                        kind);
@@ -40,6 +49,11 @@ std::string pair_reason(const PairFigure& pair, const std::string& peer, const P
 bool worse(const PairFigure& x, const PairFigure& y) { return x.gbps < y.gbps; }
 
 } // namespace
+
+bool pair_is_slow(const PairFigure& pair, const PreflightVerdict& v, double min_fraction, double max_latency_factor) {
+  return !pair.failed.empty() || pair.gbps < min_fraction * v.median_gbps ||
+         pair.latency_ms > max_latency_factor * v.median_latency_ms;
+}
 
 std::vector<std::pair<std::size_t, std::size_t>> preflight_pairs(std::size_t hosts) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
@@ -64,12 +78,16 @@ std::vector<std::pair<std::size_t, std::size_t>> preflight_pairs(std::size_t hos
 PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const std::vector<PairFigure>& pairs,
                                  double min_fraction, double max_latency_factor) {
   PreflightVerdict v;
-  // The job's median: the median over hosts of each host's best pair, so
-  // that one slow host (2 of the 3 pairs among 3 hosts, half of them among 4)
-  // cannot drag it down.
+  // The job's median: the median over hosts of each host's median pair (of
+  // two, the better), so that one slow host (2 of the 3 pairs among 3 hosts,
+  // half of them among 4) cannot drag it down, while a pair that happened
+  // to run alone on a loaded machine does not lift it.
   std::vector<std::vector<double>> host_gbps(hosts.size());
   std::vector<std::vector<double>> host_latency(hosts.size());
   for (const PairFigure& pair : pairs) {
+    if (!pair.failed.empty()) {
+      continue;
+    }
     for (std::size_t end : {pair.a, pair.b}) {
       host_gbps[end].push_back(pair.gbps);
       host_latency[end].push_back(pair.latency_ms);
@@ -79,8 +97,8 @@ PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const st
   std::vector<double> latency;
   for (std::size_t h = 0; h < hosts.size(); ++h) {
     if (!host_gbps[h].empty()) {
-      gbps.push_back(*std::max_element(host_gbps[h].begin(), host_gbps[h].end()));
-      latency.push_back(*std::min_element(host_latency[h].begin(), host_latency[h].end()));
+      gbps.push_back(upper_median(host_gbps[h]));
+      latency.push_back(lower_median(host_latency[h]));
     }
   }
   v.median_gbps = median(gbps);
@@ -93,7 +111,7 @@ PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const st
     for (std::size_t end : {pair.a, pair.b}) {
       ++peers[end];
     }
-    if (!is_slow(pair, v, min_fraction, max_latency_factor)) {
+    if (!pair_is_slow(pair, v, min_fraction, max_latency_factor)) {
       continue;
     }
     for (std::size_t end : {pair.a, pair.b}) {
@@ -113,7 +131,7 @@ PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const st
     }
   }
   for (const PairFigure& pair : pairs) {
-    if (is_slow(pair, v, min_fraction, max_latency_factor) && !at_fault[pair.a] && !at_fault[pair.b]) {
+    if (pair_is_slow(pair, v, min_fraction, max_latency_factor) && !at_fault[pair.a] && !at_fault[pair.b]) {
       v.findings.push_back({true, pair.a, pair.b,
                             fmt::format("link {} - {}: {}; both hosts fine with their other peers", hosts[pair.a],
                                         hosts[pair.b], pair_reason(pair, hosts[pair.b], v, min_fraction))});

@@ -19,6 +19,7 @@ struct PairFigure {
   double gbps = 0;        // bandwidth, GB/s
   double latency_ms = 0;  // round trip
   bool ring = false;      // ring neighbours (else an extra pair that places the fault)
+  std::string failed;     // why the pair could not be measured ("no answer within the budget"); "" when it was
 };
 
 // The pairs to measure among n hosts: the ring's neighbours (i, i+1), then,
@@ -39,7 +40,12 @@ struct PreflightVerdict {
   std::vector<PreflightFinding> findings;  // hosts first, then links
 };
 
-// Judges the figures: the median is over hosts, of each host's best pair; a
+// Whether `pair` falls behind the verdict's medians (or was not measured).
+bool pair_is_slow(const PairFigure& pair, const PreflightVerdict& verdict, double min_fraction,
+                  double max_latency_factor);
+
+// Judges the figures: the median is over hosts, of each host's median pair
+// (of two, the better); a
 // pair is slow below min_fraction of the median bandwidth or above max_latency_factor times the median latency; a host
 // slow with more than half of its peers (at least 2) is at fault, and a slow
 // pair that no faulty host explains is a link.

@@ -233,6 +233,8 @@ std::vector<Option> ddl_options(std::initializer_list<DdlOption> wanted) {
        static_cast<int>(DdlOption::python)},
       {{"--stdin"}, Arity::value, "R|all|none", "Which ranks read ddl's stdin (default: rank 0)",
        static_cast<int>(DdlOption::stdin_ranks)},
+      {{"--preflight"}, Arity::flag, "", "Check the network among the hosts first; a slow host stops the job (exit 3)",
+       static_cast<int>(DdlOption::preflight)},
   };
   std::vector<Option> rows;
   for (DdlOption option : wanted) {
@@ -279,6 +281,7 @@ bool apply_ddl_option(const Given& given, Launch& launch, std::optional<std::str
   case DdlOption::hostfile: launch.overrides.hostfile = given.value(); return true;
   case DdlOption::python: python = given.value(); return true;
   case DdlOption::stdin_ranks: launch.overrides.stdin_ranks = given.value(); return true;
+  case DdlOption::preflight: launch.overrides.preflight = true; return true;
   }
   return false;
 }

@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: MIT
 #include "src/session/job_run.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "src/launch/live_server.hpp"
 #include "src/launch/restart_policy.hpp"
 #include "src/launch/supervisor.hpp"
 #include "src/render/frameworks/tensorflow.hpp"
+#include "src/session/preflight_gate.hpp"
 #include "src/session/round.hpp"
 #include "src/session/run_output.hpp"
 #include "src/util/net_resolve.hpp"
@@ -148,6 +152,7 @@ Result<void> JobRun::plan() {
       {"select backend", "hosts", &JobRun::select_backend},
       {"hosts", "hosts", &JobRun::find_hosts},
       {"plan", "plan", &JobRun::plan_ranks},
+      {"preflight", "", &JobRun::preflight},
       {"personality checks", "", &JobRun::persona_checks},
       {"MPI mode", "", &JobRun::mpi_mode},
   };
@@ -181,12 +186,6 @@ Result<void> JobRun::select_backend() {
     if (auto has_command = require_command(job_); !has_command) {
       return fail(has_command.error());
     }
-  }
-  if (loaded_.preflight.enabled) {
-    // Read and checked, but the network check itself is not built yet: a
-    // job that asked for it must not start as if its hosts had passed.
-    return fail(ExitCode::usage, "[preflight]: the network check before the launch is not available in this "
-                                 "version; remove the section to launch without it");
   }
   if (ask_.dry_run) {
     net::set_name_lookup(net::NameLookup::no_dns);  // a dry run never waits on DNS
@@ -223,6 +222,74 @@ Result<void> JobRun::plan_ranks() {
   if (!mpi_why_.empty()) {
     planned_.backend_why += (planned_.backend_why.empty() ? "" : "; ") + mpi_why_;
   }
+  return {};
+}
+
+// [preflight] / --preflight: the network among the plan's hosts checked
+// before any rank starts (not on a dry run, nor for bench's own workers); a
+// host or link behind the job's median is left out, stops the job, or is
+// warned about ([preflight] on_fail).
+Result<void> JobRun::preflight() {
+  if (!job_.preflight.enabled || ask_.dry_run || ask_.worker) {
+    return {};
+  }
+  if (planned_.plan.hosts.size() < 2) {
+    spdlog::info("preflight: {} host, no network to check", planned_.plan.hosts.size());
+    return {};
+  }
+  PhaseTimer checking("network check");
+  auto outcome = check_network(job_, planned_.plan.hosts);
+  checking.end();
+  if (!outcome) {
+    return fail(outcome.error().code, "preflight: " + outcome.error().message);
+  }
+  const PreflightOnFail on_fail = preflight_on_fail(job_.preflight, job_.launch.np.elastic());
+  const auto& findings = outcome->verdict.findings;
+  const std::string_view action = findings.empty()                  ? "passed"
+                                  : on_fail == PreflightOnFail::exclude ? "excluded"
+                                  : on_fail == PreflightOnFail::stop    ? "stopped"
+                                                                        : "warned";
+  if (ask_.json) {
+    const std::string event = to_json_text(preflight_event(*outcome, action)) + "\n";
+    std::fwrite(event.data(), 1, event.size(), stdout);
+    std::fflush(stdout);
+  }
+  if (findings.empty()) {
+    spdlog::info("{}", preflight_summary(*outcome));
+    return {};
+  }
+  spdlog::warn("{}", preflight_summary(*outcome));
+  if (on_fail == PreflightOnFail::stop) {
+    std::string why;
+    for (const PreflightFinding& finding : findings) {
+      why += (why.empty() ? "" : "; ") + finding.why;
+    }
+    return fail(ExitCode::launch, fmt::format("preflight: {} ([preflight] on_fail = \"stop\")", why));
+  }
+  for (const PreflightFinding& finding : findings) {
+    spdlog::warn("preflight: {}; {}", finding.why,
+                 on_fail == PreflightOnFail::warn ? "launching anyway ([preflight] on_fail = \"warn\")" : "left out");
+  }
+  return on_fail == PreflightOnFail::exclude ? leave_out(preflight_left_out(*outcome)) : Result<void>{};
+}
+
+// The plan again without the hosts the preflight left out.
+Result<void> JobRun::leave_out(const std::vector<std::string>& names) {
+  Inventory kept;
+  for (const Host& host : planned_.hosts) {
+    if (std::find(names.begin(), names.end(), host.name) == names.end()) {
+      kept.push_back(host);
+    } else {
+      preflight_left_out_.push_back({host.name, "left out by the preflight"});
+    }
+  }
+  auto plan = make_plan(job_, kept);
+  if (!plan) {
+    return fail(ExitCode::launch, fmt::format("preflight: cannot start without {}: {}",
+                                              fmt::join(names, ", "), plan.error().message));
+  }
+  planned_.plan = std::move(*plan);
+  planned_.hosts = std::move(kept);
   return {};
 }
 
@@ -286,6 +353,9 @@ Result<void> JobRun::output() {
     output_.prefix = *LinePrefix::parse("", problem);  // the worker writes each MPI rank's "[r] "
   }
   output_.on_summary = ask_.on_summary;
+  if (ask_.output_fd) {
+    output_.stdout_fd = output_.stderr_fd = *ask_.output_fd;
+  }
   if (ask_.on_planned) {
     ask_.on_planned(planned_.plan);
   }
@@ -299,6 +369,9 @@ Result<void> JobRun::hosts_left() {
   launching_ = std::make_unique<Launching>(restart_rules(job_, max_restarts));
   if (!launching_->policy.elastic()) {
     return {};
+  }
+  if (auto too_many = launching_->policy.exclude_lost(preflight_left_out_)) {
+    return fail(ExitCode::launch, "cannot start: " + *too_many);
   }
   auto plan = elastic_plan(job_, *planned_.backend, planned_.hosts, launching_->policy);
   if (!plan) {
@@ -330,6 +403,10 @@ Result<void> JobRun::supervise_gang() {
   SupervisorOptions supervisor;
   supervisor.timeout = job_.timeout;
   supervisor.deadline = stop::deadline();
+  if (ask_.worker_timeout) {
+    const auto bound = std::chrono::steady_clock::now() + *ask_.worker_timeout;
+    supervisor.deadline = supervisor.deadline ? std::min(*supervisor.deadline, bound) : bound;
+  }
   supervisor.max_restarts = ask_.worker ? 0 : job_.max_restarts;
   supervisor.grace = job_.grace;
   supervisor.output = output_;

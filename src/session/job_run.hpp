@@ -6,8 +6,8 @@
 // named passes, each timed (mold's way: -v prints the phases "hosts",
 // "plan" and "connect"; -vv each pass), in this order:
 //
-//   select backend → hosts → plan → personality checks → MPI mode →
-//   output → hosts left → rounds → supervise
+//   select backend → hosts → plan → preflight → personality checks →
+//   MPI mode → output → hosts left → rounds → supervise
 //
 // The loaded job is read-only: a pass that changes what is launched (the
 // MPI mode resolved, a personality's plan-time edits, the PMIx host workers,
@@ -51,6 +51,11 @@ struct RunAsk {
   std::function<void(const JobSummary&)> on_summary;    // told the job's summary
   AfterRanks after_ranks;
   bool live = true;  // a control socket for ddl ps, logs, stop and signal
+  // The preflight's check: its workers' lines and the gang's messages go
+  // here instead of ddl's stdout and stderr, and the workers are stopped
+  // this long after they start (the job's own timeout still holds).
+  std::optional<int> output_fd;
+  std::optional<Millis> worker_timeout;
   // Chooses the backend and the hosts its choice found; {}: the registry's
   // (select_job_backend). The unit tests give a fake backend here, as ninja
   // gives its builder a fake command runner.
@@ -93,6 +98,8 @@ private:
   Result<void> select_backend();
   Result<void> find_hosts();
   Result<void> plan_ranks();
+  Result<void> preflight();
+  Result<void> leave_out(const std::vector<std::string>& names);
   Result<void> persona_checks();
   Result<void> mpi_mode();
   Result<void> output();
@@ -110,6 +117,7 @@ private:
   PmixLaunch pmix_{false, {}, {}, {}};
   OutputOptions output_;
   std::unique_ptr<Launching> launching_;
+  std::vector<LeftOutHost> preflight_left_out_;  // elastic: the policy keeps them out of later rounds too
   std::optional<Result<int>> code_;
   std::vector<std::string> passes_run_;
 };

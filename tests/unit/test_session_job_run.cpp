@@ -20,9 +20,9 @@ namespace {
 using ddl::test::FakeBackend;
 using ddl::test::RankScript;
 
-const std::vector<std::string> k_plan_passes = {"select backend", "hosts", "plan", "personality checks",
+const std::vector<std::string> k_plan_passes = {"select backend", "hosts", "plan", "preflight", "personality checks",
                                                 "MPI mode"};
-const std::vector<std::string> k_all_passes = {"select backend", "hosts", "plan", "personality checks",
+const std::vector<std::string> k_all_passes = {"select backend", "hosts", "plan", "preflight", "personality checks",
                                                "MPI mode", "output", "hosts left", "rounds", "supervise"};
 
 // A job of `np` ranks on this machine's loopback, run by `command`.

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+#include "src/collectives/preflight_worker.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include <fmt/core.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "src/collectives/bench_worker.hpp"
+#include "src/util/net.hpp"
+#include "src/util/text.hpp"
+
+namespace ddl::coll {
+
+namespace {
+
+using Clock = net::Clock;
+
+constexpr std::uint32_t k_magic = 0x44444c50;  // "DDLP"
+constexpr int k_max_pings = 16;
+constexpr int k_min_pings = 3;
+constexpr std::size_t k_chunk = 256 * 1024;
+constexpr char k_ping = 'p';
+constexpr char k_data = 'd';
+// Bytes in flight per stream (the kernel doubles it): enough for a fast
+// link's round trip, and little to drain at the end of a slow one's stream.
+constexpr int k_send_buffer = 128 << 10;
+
+struct Hello {
+  std::uint32_t magic = k_magic;
+  std::uint32_t rank = 0;
+  std::uint64_t cookie = 0;
+};
+
+struct Peer {
+  std::string host;
+  int port = 0;
+  std::uint64_t cookie = 0;
+};
+
+double seconds_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+std::string io_why(const net::IoStatus& status) {
+  switch (status.end) {
+  case net::IoEnd::timed_out: return "no answer within the budget";
+  case net::IoEnd::closed: return "the peer closed the connection";
+  default: return fmt::format("{}: {}", status.call, std::strerror(status.error));
+  }
+}
+
+// The received bandwidth in GB/s: the stream's bytes over the time from its
+// first byte to its end (a host that gets the CPU a tenth of the time is a
+// tenth as fast; a pair that lost the CPU to the others is measured again
+// alone by the launcher).
+class RateMeter {
+public:
+  void received(std::size_t bytes, Clock::time_point now) {
+    if (total_ == 0) {
+      first_ = now;
+    }
+    total_ += bytes;
+    last_ = now;
+  }
+
+  double gbps() const {
+    const double whole = seconds_between(first_, last_);
+    return whole > 0 ? static_cast<double>(total_) / whole / 1e9 : 0;
+  }
+
+private:
+  std::size_t total_ = 0;
+  Clock::time_point first_{};
+  Clock::time_point last_{};
+};
+
+// Reads until the peer's end of stream, counting; false with `why` on an error.
+bool receive_stream(int fd, Clock::time_point deadline, double& gbps, std::string& why) {
+  static thread_local std::vector<char> buffer(k_chunk);
+  RateMeter meter;
+  while (true) {
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      why = "no answer within the budget";
+      return false;
+    }
+    pollfd p{fd, POLLIN, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    if (::poll(&p, 1, static_cast<int>(std::max<long long>(1, left))) < 0 && errno != EINTR) {
+      why = fmt::format("poll: {}", std::strerror(errno));
+      return false;
+    }
+    const ssize_t n = ::recv(fd, buffer.data(), buffer.size(), MSG_DONTWAIT);
+    if (n == 0) {
+      gbps = meter.gbps();
+      return true;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+        continue;
+      }
+      why = fmt::format("recv: {}", std::strerror(errno));
+      return false;
+    }
+    meter.received(static_cast<std::size_t>(n), Clock::now());
+  }
+}
+
+// Sends for `window` (or to the deadline), then ends the stream.
+bool send_stream(int fd, Millis window, Clock::time_point deadline, std::string& why) {
+  static const std::string chunk(k_chunk, '\x5a');
+  const auto end = std::min(Clock::now() + window, deadline);
+  while (Clock::now() < end) {
+    auto sent = net::send_all(fd, chunk, end);
+    if (!sent && sent.end != net::IoEnd::timed_out) {
+      why = io_why(sent);
+      return false;
+    }
+  }
+  ::shutdown(fd, SHUT_WR);
+  return true;
+}
+
+// The dialing end: pings (the median round trip), its stream, the other's.
+PreflightLine measure_as_dialer(int fd, const PreflightPair& pair, Millis window, Clock::time_point deadline) {
+  PreflightLine line{pair, false, -1, 0, {}};
+  std::vector<double> trips;
+  const auto ping_end = Clock::now() + window;
+  while (static_cast<int>(trips.size()) < k_max_pings &&
+         (static_cast<int>(trips.size()) < k_min_pings || Clock::now() < ping_end)) {
+    char byte = k_ping;
+    const auto sent_at = Clock::now();
+    auto sent = net::send_all(fd, std::string_view(&byte, 1), deadline);
+    auto echoed = sent ? net::recv_exact(fd, &byte, 1, deadline) : sent;
+    if (!echoed) {
+      line.failed = true;
+      line.why = io_why(echoed);
+      return line;
+    }
+    trips.push_back(seconds_between(sent_at, Clock::now()) * 1000);
+  }
+  // The fastest trip: a delay on the link adds to every one, while this
+  // machine's scheduler adds to some.
+  line.latency_ms = *std::min_element(trips.begin(), trips.end());
+  const char data = k_data;
+  if (auto sent = net::send_all(fd, std::string_view(&data, 1), deadline); !sent) {
+    line.failed = true;
+    line.why = io_why(sent);
+    return line;
+  }
+  line.failed = !send_stream(fd, window, deadline, line.why) ||
+                !receive_stream(fd, deadline, line.received_gbps, line.why);
+  return line;
+}
+
+// The accepting end: echoes the pings, takes the dialer's stream, sends its own.
+PreflightLine measure_as_acceptor(int fd, const PreflightPair& pair, Millis window, Clock::time_point deadline) {
+  PreflightLine line{pair, false, -1, 0, {}};
+  char byte = 0;
+  while (true) {
+    auto got = net::recv_exact(fd, &byte, 1, deadline);
+    if (!got) {
+      line.failed = true;
+      line.why = io_why(got);
+      return line;
+    }
+    if (byte != k_ping) {
+      break;
+    }
+    if (auto echoed = net::send_all(fd, std::string_view(&byte, 1), deadline); !echoed) {
+      line.failed = true;
+      line.why = io_why(echoed);
+      return line;
+    }
+  }
+  line.failed = !receive_stream(fd, deadline, line.received_gbps, line.why) ||
+                !send_stream(fd, window, deadline, line.why);
+  return line;
+}
+
+Result<Peer> parse_peer(const std::string& text) {
+  const auto last = text.rfind(':');
+  if (last == std::string::npos) {
+    return fail(ExitCode::launch, "malformed preflight address '" + text + "'");
+  }
+  auto endpoint = net::parse_endpoint(std::string_view(text).substr(0, last));
+  if (!endpoint) {
+    return fail(ExitCode::launch, "malformed preflight address '" + text + "'");
+  }
+  return Peer{endpoint->host, endpoint->port, std::strtoull(text.c_str() + last + 1, nullptr, 16)};
+}
+
+// One rank's side of the check: its listener, the connections that came in
+// before their pair's turn, and the figures so far.
+class Checker {
+public:
+  Checker(const PreflightWorkerOptions& options, const PreflightLinks& links)
+      : options_(options), links_(links), deadline_(Clock::now() + options.budget) {}
+
+  Result<int> run() {
+    auto address = local_address_towards(links_.rendezvous_host);
+    if (!address) {
+      return fail(address.error());
+    }
+    auto listener = net::listen_tcp(*address, 0, 64);
+    if (!listener) {
+      return fail(listener.error());
+    }
+    listener_ = std::move(*listener);
+    cookie_ = (static_cast<std::uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
+    const std::string mine = fmt::format(
+        "{}:{:x}", net::format_endpoint(net::local_address(listener_.get()), net::local_port(listener_.get())),
+        cookie_);
+    if (auto set = links_.publish(std::string(k_preflight_address_key) + std::to_string(links_.rank), mine); !set) {
+      return fail(set.error());
+    }
+    for (std::size_t turn = 0; turn < options_.pairs.size(); ++turn) {
+      const PreflightPair& pair = options_.pairs[turn];
+      if (pair.a != links_.rank && pair.b != links_.rank) {
+        continue;
+      }
+      if (options_.sequential && turn > 0) {
+        // Not answered within the while: the pair before is stuck, go on.
+        (void)links_.wait_for(turn_key(turn), std::min(remaining(), options_.window * 10 + Millis{500}));
+      }
+      lines_.push_back(measure(pair));
+      if (options_.sequential && pair.a == links_.rank) {
+        if (auto told = links_.publish(turn_key(turn + 1), "1"); !told) {
+          return fail(told.error());
+        }
+      }
+      if (auto published = publish(); !published) {
+        return fail(published.error());
+      }
+    }
+    return publish() ? 0 : 3;
+  }
+
+private:
+  PreflightLine measure(const PreflightPair& pair) {
+    if (pair.a == links_.rank) {
+      auto fd = dial(pair.b);
+      if (!fd) {
+        return PreflightLine{pair, true, -1, 0, fd.error().message};
+      }
+      return measure_as_dialer(fd->get(), pair, options_.window, deadline_);
+    }
+    auto fd = accept_from(pair.a);
+    if (!fd) {
+      return PreflightLine{pair, true, -1, 0, fd.error().message};
+    }
+    return measure_as_acceptor(fd->get(), pair, options_.window, deadline_);
+  }
+
+  Result<net::Fd> dial(int peer_rank) {
+    auto text = links_.wait_for(std::string(k_preflight_address_key) + std::to_string(peer_rank), remaining());
+    if (!text) {
+      return fail(ExitCode::launch, "no answer within the budget");
+    }
+    auto peer = parse_peer(*text);
+    if (!peer) {
+      return fail(peer.error());
+    }
+    auto fd = net::dial_tcp(peer->host, peer->port, deadline_);
+    if (!fd) {
+      return fail(fd.error());
+    }
+    Hello hello{k_magic, static_cast<std::uint32_t>(links_.rank), peer->cookie};
+    auto sent = net::send_all(fd->get(), std::string_view(reinterpret_cast<const char*>(&hello), sizeof hello),
+                              deadline_);
+    if (!sent) {
+      return fail(ExitCode::launch, io_why(sent));
+    }
+    net::tune_socket(fd->get(), k_send_buffer);
+    return fd;
+  }
+
+  // The connection from `peer_rank`: one that came early, or the next ones
+  // until it comes (others are kept for their turn, strangers dropped).
+  Result<net::Fd> accept_from(int peer_rank) {
+    if (auto early = early_.find(peer_rank); early != early_.end()) {
+      net::Fd fd = std::move(early->second);
+      early_.erase(early);
+      return fd;
+    }
+    while (true) {
+      net::Fd fd;
+      auto accepted = net::accept_one(listener_.get(), fd, deadline_);
+      if (!accepted) {
+        return fail(ExitCode::launch, io_why(accepted));
+      }
+      Hello hello;
+      if (!net::recv_exact(fd.get(), reinterpret_cast<char*>(&hello), sizeof hello, deadline_) ||
+          hello.magic != k_magic || hello.cookie != cookie_) {
+        continue;
+      }
+      net::tune_socket(fd.get(), k_send_buffer);
+      if (static_cast<int>(hello.rank) == peer_rank) {
+        return fd;
+      }
+      early_[static_cast<int>(hello.rank)] = std::move(fd);
+    }
+  }
+
+  Result<void> publish() {
+    std::string text;
+    for (const PreflightLine& line : lines_) {
+      text += format_preflight_line(line) + "\n";
+    }
+    return links_.publish(std::string(k_preflight_figures_key) + std::to_string(links_.rank), text);
+  }
+
+  static std::string turn_key(std::size_t turn) { return std::string(k_preflight_turn_key) + std::to_string(turn); }
+
+  Millis remaining() const {
+    return std::max(Millis{1}, std::chrono::duration_cast<Millis>(deadline_ - Clock::now()));
+  }
+
+  const PreflightWorkerOptions& options_;
+  const PreflightLinks& links_;
+  Clock::time_point deadline_;
+  net::Fd listener_;
+  std::uint64_t cookie_ = 0;
+  std::map<int, net::Fd> early_;
+  std::vector<PreflightLine> lines_;
+};
+
+} // namespace
+
+Result<std::vector<PreflightPair>> parse_preflight_pairs(std::string_view text) {
+  std::vector<PreflightPair> pairs;
+  for (const std::string& word : split(text, ',')) {
+    const auto dash = word.find('-');
+    auto a = dash == std::string::npos ? std::nullopt : parse_int(std::string_view(word).substr(0, dash));
+    auto b = dash == std::string::npos ? std::nullopt : parse_int(std::string_view(word).substr(dash + 1));
+    if (!a || !b || *a < 0 || *b < 0 || *a == *b) {
+      return fail(ExitCode::usage, fmt::format("--pairs: '{}' is not RANK-RANK", word));
+    }
+    pairs.push_back({static_cast<int>(*a), static_cast<int>(*b)});
+  }
+  return pairs;
+}
+
+std::string format_preflight_pairs(const std::vector<PreflightPair>& pairs) {
+  std::string text;
+  for (const PreflightPair& pair : pairs) {
+    text += fmt::format("{}{}-{}", text.empty() ? "" : ",", pair.a, pair.b);
+  }
+  return text;
+}
+
+// "A B LATENCY_MS RECEIVED_GBPS", or "A B failed WHY...".
+std::string format_preflight_line(const PreflightLine& line) {
+  if (line.failed) {
+    return fmt::format("{} {} failed {}", line.pair.a, line.pair.b, line.why);
+  }
+  return fmt::format("{} {} {:.6g} {:.6g}", line.pair.a, line.pair.b, line.latency_ms, line.received_gbps);
+}
+
+std::optional<PreflightLine> parse_preflight_line(std::string_view text) {
+  auto words = split(text, ' ');
+  if (words.size() < 3) {
+    return std::nullopt;
+  }
+  auto a = parse_int(words[0]);
+  auto b = parse_int(words[1]);
+  if (!a || !b) {
+    return std::nullopt;
+  }
+  PreflightLine line{{static_cast<int>(*a), static_cast<int>(*b)}, false, -1, 0, {}};
+  if (words[2] == "failed") {
+    line.failed = true;
+    const std::size_t why = text.find("failed ");
+    line.why = why == std::string_view::npos ? "" : std::string(text.substr(why + 7));
+    return line;
+  }
+  if (words.size() != 4) {
+    return std::nullopt;
+  }
+  char* end = nullptr;
+  line.latency_ms = std::strtod(words[2].c_str(), &end);
+  line.received_gbps = std::strtod(words[3].c_str(), &end);
+  return line;
+}
+
+Result<int> run_preflight_worker(const PreflightWorkerOptions& options, const PreflightLinks& links) {
+  return Checker(options, links).run();
+}
+
+} // namespace ddl::coll

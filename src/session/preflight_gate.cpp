@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+#include "src/session/preflight_gate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <spdlog/spdlog.h>
+
+#include "src/collectives/preflight_worker.hpp"
+#include "src/session/job_run.hpp"
+#include "src/session/planned_job.hpp"
+#include "src/util/duration.hpp"
+#include "src/util/net.hpp"
+#include "src/util/text.hpp"
+
+namespace ddl::session {
+
+namespace {
+
+// The workers' bound on top of their budget (a host too slow to start its
+// worker within it is a finding); connecting to the hosts before is bounded
+// by the backend's own timeouts.
+constexpr Millis k_worker_allowance{1'000};
+
+// A slow pair's second chance: measured this many times more, one pair at
+// a time, its best try counting. On this machine's test hosts (veth, 2
+// cores shared by every host) a pair's bandwidth among others running at
+// once varies up to four times with how many share the CPU, while a real
+// fault (a rate-limited link, a host that gets a tenth of the CPU) stays 5
+// to 300 times behind when measured alone.
+constexpr int k_suspect_tries = 2;
+
+// Each direction's stream: a fortieth of the budget, within 10 to 50 ms.
+Millis stream_window(Millis budget) { return std::clamp(Millis{budget.count() / 40}, Millis{10}, Millis{50}); }
+
+// The job as the check launches it: one worker per host, nothing of the
+// job's own program, output rules, container, watchdog or restarts.
+JobSpec check_job(const JobSpec& job, std::size_t hosts) {
+  JobSpec check = job;
+  check.launch.np = NpRange{static_cast<int>(hosts), std::nullopt};
+  check.hosts.slots_each = 1;
+  check.hosts.max_hosts.reset();
+  check.hosts.include.clear();
+  check.hosts.exclude.clear();
+  check.placement = {};
+  check.container = {};
+  check.watchdog = {};
+  check.max_restarts = 0;
+  check.log_dir.clear();
+  check.strict_logs = false;
+  check.output_ranks = {};
+  check.fold = false;
+  check.stdin_ranks = {StdinRanks::Kind::none, 0};
+  check.preflight.enabled = false;
+  return check;
+}
+
+// What one check launch left: each rank's host and its figures' text (""
+// when it published none).
+struct Measured {
+  std::vector<std::string> rank_hosts;
+  std::vector<std::optional<std::string>> figures;
+};
+
+Result<Measured> measure(const JobSpec& job, const Inventory& hosts, const std::vector<coll::PreflightPair>& pairs,
+                         Millis budget, bool sequential) {
+  const JobSpec check = check_job(job, hosts.size());
+  Measured measured;
+  measured.rank_hosts.resize(hosts.size());
+  measured.figures.resize(hosts.size());
+  RunAsk ask;
+  ask.live = false;
+  ask.worker_timeout = budget + k_worker_allowance;
+  // The workers print nothing of their own; the gang's messages about them
+  // (a worker stopped at the budget) are the findings' business, shown at -vv.
+  net::Fd quiet(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  if (!spdlog::should_log(spdlog::level::debug) && quiet) {
+    ask.output_fd = quiet.get();
+  }
+  ask.select = [&hosts](const JobSpec& launched) -> Result<SelectedBackend> {
+    auto selected = select_job_backend(launched);
+    if (selected) {
+      selected->hosts = hosts;
+    }
+    return selected;
+  };
+  ask.worker = [&pairs, budget, sequential](const Backend& backend) {
+    std::vector<std::string> command{backend.ddl_path(), "worker", "preflight", "--pairs",
+                                     coll::format_preflight_pairs(pairs), "--window-ms",
+                                     std::to_string(stream_window(budget).count()), "--budget-ms",
+                                     std::to_string(budget.count())};
+    if (sequential) {
+      command.emplace_back("--sequential");
+    }
+    return command;
+  };
+  ask.on_planned = [&measured](const Plan& plan) {
+    for (const RankSlot& slot : plan.ranks) {
+      if (static_cast<std::size_t>(slot.rank) < measured.rank_hosts.size()) {
+        measured.rank_hosts[static_cast<std::size_t>(slot.rank)] = plan.hosts[slot.host_index].name;
+      }
+    }
+  };
+  ask.after_ranks = [&measured](rendezvous::Server& server) {
+    for (std::size_t rank = 0; rank < measured.figures.size(); ++rank) {
+      measured.figures[rank] = server.value(std::string(coll::k_preflight_figures_key) + std::to_string(rank));
+    }
+  };
+  auto code = JobRun(check, std::move(ask)).run();
+  if (!code) {
+    return fail(code.error());
+  }
+  return measured;
+}
+
+// The lines of `rank`'s figures about `pair` (one per try); nullopt when
+// it published none at all.
+std::optional<std::vector<coll::PreflightLine>> lines_of(const Measured& measured, int rank,
+                                                         const coll::PreflightPair& pair) {
+  const auto& text = measured.figures[static_cast<std::size_t>(rank)];
+  if (!text) {
+    return std::nullopt;
+  }
+  std::vector<coll::PreflightLine> lines;
+  for (const std::string& row : split(*text, '\n')) {
+    auto line = coll::parse_preflight_line(row);
+    if (line && line->pair == pair) {
+      lines.push_back(std::move(*line));
+    }
+  }
+  return lines;
+}
+
+// One pair's figure from both ends' lines: the round trip the dialer saw,
+// the slower direction's bandwidth; of several tries, the best.
+PairFigure pair_figure(const Measured& measured, const coll::PreflightPair& pair, Millis budget) {
+  PairFigure figure;
+  auto dialer = lines_of(measured, pair.a, pair);
+  auto acceptor = lines_of(measured, pair.b, pair);
+  if (!dialer || !acceptor) {
+    const int silent = !dialer ? pair.a : pair.b;
+    figure.failed = fmt::format("{} did not answer the check within {}",
+                                measured.rank_hosts[static_cast<std::size_t>(silent)], format_duration(budget));
+    return figure;
+  }
+  bool measured_once = false;
+  for (std::size_t i = 0; i < dialer->size() && i < acceptor->size(); ++i) {
+    const coll::PreflightLine& out = (*dialer)[i];
+    const coll::PreflightLine& back = (*acceptor)[i];
+    if (out.failed || back.failed) {
+      figure.failed = out.failed ? out.why : back.why;
+      continue;
+    }
+    const double gbps = std::min(out.received_gbps, back.received_gbps);
+    figure.gbps = measured_once ? std::max(figure.gbps, gbps) : gbps;
+    figure.latency_ms = measured_once ? std::min(figure.latency_ms, out.latency_ms) : out.latency_ms;
+    measured_once = true;
+  }
+  if (measured_once) {
+    figure.failed.clear();
+  } else if (figure.failed.empty()) {
+    figure.failed = "no figure from the check";
+  }
+  return figure;
+}
+
+// Measures `pairs` (indexes into outcome.hosts) among their hosts in one launch.
+// How a launch of the check measures its pairs: each `tries` times (the
+// tries of all pairs interleaved), all at once or one at a time.
+struct MeasureWay {
+  int tries = 1;
+  bool sequential = false;
+  Millis budget;
+};
+
+Result<std::vector<PairFigure>> measure_pairs(const JobSpec& job, const Inventory& all,
+                                              const std::vector<std::pair<std::size_t, std::size_t>>& pairs,
+                                              const MeasureWay& way) {
+  // The check's ranks: the hosts the pairs name, in the job's order.
+  std::vector<std::size_t> used;
+  for (const auto& [a, b] : pairs) {
+    used.push_back(a);
+    used.push_back(b);
+  }
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  Inventory hosts;
+  for (std::size_t index : used) {
+    hosts.push_back(all[index]);
+  }
+  auto rank_of = [&used](std::size_t index) {
+    return static_cast<int>(std::find(used.begin(), used.end(), index) - used.begin());
+  };
+  std::vector<coll::PreflightPair> rank_pairs;
+  for (const auto& [a, b] : pairs) {
+    rank_pairs.push_back({rank_of(a), rank_of(b)});
+  }
+  std::vector<coll::PreflightPair> in_order;
+  for (int t = 0; t < way.tries; ++t) {
+    in_order.insert(in_order.end(), rank_pairs.begin(), rank_pairs.end());
+  }
+  auto measured = measure(job, hosts, in_order, way.budget, way.sequential);
+  if (!measured) {
+    return fail(measured.error());
+  }
+  std::vector<PairFigure> figures;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    PairFigure figure = pair_figure(*measured, rank_pairs[i], way.budget);
+    figure.a = pairs[i].first;
+    figure.b = pairs[i].second;
+    figures.push_back(std::move(figure));
+  }
+  return figures;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& hosts) {
+  const auto start = std::chrono::steady_clock::now();
+  const PreflightSection& rules = job.preflight;
+  PreflightOutcome outcome;
+  for (const Host& host : hosts) {
+    outcome.hosts.push_back(host.name);
+  }
+  const auto pairs = preflight_pairs(hosts.size());
+  auto figures = measure_pairs(job, hosts, pairs, MeasureWay{1, false, rules.budget});
+  if (!figures) {
+    return fail(figures.error());
+  }
+  const std::size_t ring_pairs = hosts.size() == 2 ? 1 : hosts.size();
+  for (std::size_t i = 0; i < figures->size(); ++i) {
+    (*figures)[i].ring = i < ring_pairs;
+  }
+  outcome.pairs = std::move(*figures);
+  outcome.verdict = judge_preflight(outcome.hosts, outcome.pairs, rules.min_fraction, rules.max_latency_factor);
+  // A slow pair is measured again, one at a time, and its best figure
+  // counts: a fault stays slow, a pair that lost the CPU to the others does not.
+  std::vector<std::pair<std::size_t, std::size_t>> suspects;
+  std::vector<std::size_t> suspect_index;
+  for (std::size_t i = 0; i < outcome.pairs.size(); ++i) {
+    const PairFigure& pair = outcome.pairs[i];
+    if (pair.failed.empty() &&
+        pair_is_slow(pair, outcome.verdict, rules.min_fraction, rules.max_latency_factor)) {
+      suspects.emplace_back(pair.a, pair.b);
+      suspect_index.push_back(i);
+    }
+  }
+  if (!suspects.empty()) {
+    // Within what is left of the budget (at least a second).
+    const auto spent = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - start);
+    auto again = measure_pairs(job, hosts, suspects,
+                               MeasureWay{k_suspect_tries, true, std::max(rules.budget - spent, Millis{1'000})});
+    if (!again) {
+      return fail(again.error());
+    }
+    for (std::size_t i = 0; i < suspects.size(); ++i) {
+      PairFigure& pair = outcome.pairs[suspect_index[i]];
+      const PairFigure& second = (*again)[i];
+      spdlog::debug("preflight: {} - {} again: {}", outcome.hosts[pair.a], outcome.hosts[pair.b],
+                    second.failed.empty() ? fmt::format("{:.3g} GB/s, {:.3g} ms", second.gbps, second.latency_ms)
+                                          : second.failed);
+      if (second.failed.empty()) {
+        pair.gbps = std::max(pair.gbps, second.gbps);
+        pair.latency_ms = std::min(pair.latency_ms, second.latency_ms);
+      }
+    }
+    outcome.remeasured = static_cast<int>(suspects.size());
+    outcome.verdict = judge_preflight(outcome.hosts, outcome.pairs, rules.min_fraction, rules.max_latency_factor);
+  }
+  outcome.seconds = seconds_since(start);
+  return outcome;
+}
+
+std::vector<std::string> preflight_left_out(const PreflightOutcome& outcome) {
+  std::vector<std::string> out;
+  auto add = [&](std::size_t index) {
+    const std::string& name = outcome.hosts[index];
+    if (std::find(out.begin(), out.end(), name) == out.end()) {
+      out.push_back(name);
+    }
+  };
+  for (const PreflightFinding& finding : outcome.verdict.findings) {
+    if (!finding.is_link) {
+      add(finding.host);
+    }
+  }
+  for (const PreflightFinding& finding : outcome.verdict.findings) {
+    if (finding.is_link) {
+      const std::size_t a = finding.host;
+      const std::size_t b = finding.peer;
+      const bool mended = std::find(out.begin(), out.end(), outcome.hosts[a]) != out.end() ||
+                          std::find(out.begin(), out.end(), outcome.hosts[b]) != out.end();
+      if (!mended) {
+        add(std::max(a, b));
+      }
+    }
+  }
+  return out;
+}
+
+std::string preflight_summary(const PreflightOutcome& outcome) {
+  const PreflightVerdict& v = outcome.verdict;
+  std::size_t hosts = 0;
+  std::size_t links = 0;
+  for (const PreflightFinding& finding : v.findings) {
+    ++(finding.is_link ? links : hosts);
+  }
+  std::string found = v.findings.empty() ? "no host or link behind"
+                                         : fmt::format("{} host{} and {} link{} behind", hosts, hosts == 1 ? "" : "s",
+                                                       links, links == 1 ? "" : "s");
+  return fmt::format("preflight: {} hosts, {} pairs in {:.1f} s: median {:.3g} GB/s, {:.3g} ms round trip; {}",
+                     outcome.hosts.size(), outcome.pairs.size(), outcome.seconds, v.median_gbps,
+                     v.median_latency_ms, found);
+}
+
+Json preflight_event(const PreflightOutcome& outcome, std::string_view action) {
+  Json pairs = Json::array();
+  for (const PairFigure& pair : outcome.pairs) {
+    Json row{{"a", outcome.hosts[pair.a]}, {"b", outcome.hosts[pair.b]}, {"ring", pair.ring}};
+    if (pair.failed.empty()) {
+      row["gbps"] = pair.gbps;
+      row["latency_ms"] = pair.latency_ms;
+    } else {
+      row["failed"] = pair.failed;
+    }
+    pairs.push_back(std::move(row));
+  }
+  Json findings = Json::array();
+  for (const PreflightFinding& finding : outcome.verdict.findings) {
+    Json row{{"kind", finding.is_link ? "link" : "host"}, {"host", outcome.hosts[finding.host]},
+             {"peer", outcome.hosts[finding.peer]}, {"why", finding.why}};
+    findings.push_back(std::move(row));
+  }
+  return Json{{"event", "preflight"},
+              {"time", event_time_now()},
+              {"hosts", outcome.hosts},
+              {"median_gbps", outcome.verdict.median_gbps},
+              {"median_latency_ms", outcome.verdict.median_latency_ms},
+              {"pairs", std::move(pairs)},
+              {"findings", std::move(findings)},
+              {"remeasured", outcome.remeasured},
+              {"seconds", std::round(outcome.seconds * 1000) / 1000},
+              {"action", action},
+              {"left_out", action == "excluded" ? preflight_left_out(outcome) : std::vector<std::string>{}}};
+}
+
+} // namespace ddl::session

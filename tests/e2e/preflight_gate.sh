@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The preflight gate (issue 43): [preflight] and --preflight check the
+# network among the job's hosts before its ranks start, with real faults on
+# the test hosts (tests/netns/faults.inc): a host whose link is shaped to
+# 50 Mbit/s, a link between two hosts shaped so, a host that gets a tenth of
+# a CPU. The gate names the host or link and why; on_fail stops the job
+# (exit 3, nothing launched), leaves the host out (the job runs on the
+# rest), or warns. min_fraction = 0.25 here: these hosts' bandwidth is this
+# machine's CPU, which other tests share (bench/README.md, "preflight").
+source "$DDL_SOURCE_DIR/tests/e2e/common.inc"
+
+# One host: no network to check, the job runs; a dry run checks nothing.
+printf '[job]\ncommand = ["sh", "-c", "echo launched"]\n[preflight]\non_fail = "stop"\n' >"$t/local.toml"
+expect_exit 0 "$DDL" run "$t/local.toml" -H localhost:2
+expect_contains "$t/out" "launched"
+expect_exit 0 "$DDL" run "$t/local.toml" -H localhost:2 --dry-run
+# A bad value is reported where it is.
+printf '[job]\ncommand = ["true"]\n[preflight]\nmin_fraction = 2\n' >"$t/bad.toml"
+expect_exit 2 "$DDL" run "$t/bad.toml" -H localhost:1
+expect_contains "$t/err" "bad.toml:4:"
+
+source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
+source "$DDL_SOURCE_DIR/tests/netns/faults.inc"
+netns_up 4
+trap 'rc=$?; netns_down; fault_cpu_clear; rm -rf "$t"; exit $rc' EXIT
+A=("${NETNS_ADDRS[@]}")
+hosts=$(netns_hostspec 1)
+job() {  # job ON_FAIL: the job file with [preflight] on_fail = ON_FAIL ("" none)
+  cat "$NETNS_DIR/ssh.toml"
+  printf '[job]\ncommand = ["sh", "-c", "echo rank $DDL_RANK on $(hostname)"]\n'
+  [[ -z $1 ]] || printf '[preflight]\nmin_fraction = 0.25\non_fail = "%s"\n' "$1"
+}
+run_job() {  # run_job EXPECTED_EXIT ON_FAIL DDL_ARGS...
+  local code=$1 on_fail=$2; shift 2
+  job "$on_fail" >"$t/job.toml"
+  expect_exit "$code" ddl_ssh run "$t/job.toml" -H "$hosts" "$@"
+}
+
+# No fault: the check passes, its event has the 6 pairs of 4 hosts, the job runs.
+run_job 0 stop --json
+python3 - "$t/out" <<'PY' || fail "preflight event: $(grep preflight "$t/out")"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+pre = [e for e in events if e["event"] == "preflight"]
+assert len(pre) == 1 and pre[0]["action"] == "passed" and pre[0]["findings"] == [], pre
+assert len(pre[0]["pairs"]) == 6 and all(p["gbps"] > 0 and p["latency_ms"] > 0 for p in pre[0]["pairs"]), pre
+assert len([e for e in events if e["event"] == "exit"]) == 4 or len([e for e in events if e["event"] == "started"]) == 4, events
+PY
+
+# A host whose link is slow: named with its figures; stop: exit 3, no rank started.
+fault_rate 2 50mbit
+run_job 3 stop
+expect_contains "$t/err" "ddl: error: preflight: ${A[2]}: "
+expect_contains "$t/err" " GB/s to 198."
+expect_contains "$t/err" " against a median of "
+expect_contains "$t/err" '([preflight] on_fail = "stop")'
+expect_not_contains "$t/out" "rank "
+# exclude, np a range: left out as a lost host is, the job runs on the other three.
+run_job 0 exclude --np 2:4
+expect_contains "$t/err" "ddl: warning: preflight: ${A[2]}: "
+expect_contains "$t/err" "; left out"
+for h in h1 h2 h4; do expect_contains "$t/out" " on $h"; done
+expect_not_contains "$t/out" " on h3"
+# warn: said, and the job runs on all four.
+run_job 0 warn
+expect_contains "$t/err" '; launching anyway ([preflight] on_fail = "warn")'
+for h in h1 h2 h3 h4; do expect_contains "$t/out" " on $h"; done
+# --preflight without the section: its defaults (np fixed: stop).
+run_job 3 "" --preflight
+expect_contains "$t/err" "ddl: error: preflight: ${A[2]}: "
+# exclude with a fixed np that the others cannot hold: exit 3, said why.
+run_job 3 exclude --np 4
+expect_contains "$t/err" "ddl: error: preflight: cannot start without ${A[2]}: "
+fault_clear 2
+
+# A slow link between two hosts fine with their other peers: named as a link.
+fault_link 1 2 50mbit
+run_job 3 stop
+expect_contains "$t/err" "ddl: error: preflight: link ${A[1]} - ${A[2]}: "
+expect_contains "$t/err" "both hosts fine with their other peers"
+fault_clear 1; fault_clear 2
+
+# A host whose ddl is slow to answer (a tenth of a CPU): named.
+fault_cpu 3 10
+run_job 3 stop
+expect_contains "$t/err" "ddl: error: preflight: ${A[3]}: "
+echo PASS
