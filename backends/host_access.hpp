@@ -50,6 +50,8 @@ public:
   virtual std::optional<std::vector<HostTopology>> read_topology(const Inventory& /*hosts*/) {
     return std::nullopt;
   }
+  // Backend::gpu_counts. Default: an empty list (not counted).
+  virtual std::vector<std::optional<int>> gpu_counts(const Inventory& /*hosts*/) { return {}; }
   // Backend::master_port. Default: nullopt (cannot look).
   virtual std::optional<Result<int>> master_port(const Host& /*host*/, int /*first*/, int /*count*/) {
     return std::nullopt;

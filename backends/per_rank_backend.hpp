@@ -28,7 +28,7 @@ namespace ddl {
 //     between two ranks stops it there.
 //   signal_all(): signal_rank() for each rank started and not yet ended.
 //   The host questions (addresses, GPU probe, check, preflight, interfaces,
-//     topology, master port, rank files, the ddl binary there): the
+//     topology, GPU counts, master port, rank files, the ddl binary there): the
 //     backend's HostAccess.
 class PerRankBackend : public Backend {
 public:
@@ -44,6 +44,7 @@ public:
     return access_->find_interfaces(hosts, target);
   }
   std::vector<HostTopology> read_topology(const Inventory& hosts) final;
+  std::vector<std::optional<int>> gpu_counts(const Inventory& hosts) final { return access_->gpu_counts(hosts); }
   std::optional<Result<int>> master_port(const Host& host, int first, int count) final {
     return access_->master_port(host, first, count);
   }

@@ -100,6 +100,16 @@ std::optional<std::vector<HostTopology>> SshAccess::read_topology(const Inventor
   return found;
 }
 
+std::vector<std::optional<int>> SshAccess::gpu_counts(const Inventory& hosts) {
+  if (keep_ == Keep::nothing) {
+    return {};
+  }
+  auto connections = take_kept(hosts);
+  auto counts = ssh_count_gpus(ssh_, hosts, connections);
+  keep(hosts, connections);
+  return counts;
+}
+
 std::string SshAccess::ddl_path() const { return remote_ddl_path(ssh_); }
 
 } // namespace ddl

@@ -35,6 +35,10 @@ public:
   std::vector<HostInterface> find_interfaces(const Inventory& hosts, const std::string& target) override;
   // Over find_interfaces' connections where there are some.
   std::optional<std::vector<HostTopology>> read_topology(const Inventory& hosts) override;
+  // Keep::connections: over each host's kept connection and shim (one more
+  // request there; a host whose connection failed is not asked again);
+  // Keep::nothing: not counted (it would cost a connection).
+  std::vector<std::optional<int>> gpu_counts(const Inventory& hosts) override;
   // [ssh] remote_ddl, else this binary's path.
   std::string ddl_path() const override;
 

@@ -20,11 +20,14 @@ namespace ddl {
 
 namespace {
 
-// Prints "ddl_version=..." (or "ddl_missing=1") and "gpu_count=N".
-constexpr const char* k_probe_script =
+// Prints "ddl_version=..." (or "ddl_missing=1"); k_gpu_count_script follows.
+constexpr const char* k_version_script =
     "if command -v \"$1\" >/dev/null 2>&1; then\n"
     "  v=$(\"$1\" --version 2>/dev/null | head -n 1); echo \"ddl_version=${v#ddl }\"\n"
-    "else echo ddl_missing=1; fi\n"
+    "else echo ddl_missing=1; fi\n";
+
+// Prints "gpu_count=N": nvidia-smi -L's GPUs, else /proc/driver/nvidia/gpus.
+constexpr const char* k_gpu_count_script =
     "n=0\n"
     "if command -v nvidia-smi >/dev/null 2>&1; then n=$(nvidia-smi -L 2>/dev/null | grep -c \"^GPU \"); fi\n"
     "if [ \"${n:-0}\" = 0 ] && [ -d /proc/driver/nvidia/gpus ]; then\n"
@@ -103,13 +106,40 @@ HostInterface route_one(const SshSection& ssh, const Host& host, const std::stri
   return parse_route_probe(std::string(out), target);
 }
 
+// The count of a "gpu_count=N" line; nullopt for any other line.
+std::optional<int> gpu_count_in(std::string_view line) {
+  if (!line.starts_with("gpu_count=")) {
+    return std::nullopt;
+  }
+  auto count = parse_int(trim(line.substr(10)));
+  return count ? std::optional<int>(static_cast<int>(*count)) : std::nullopt;
+}
+
+// The GPUs of a host whose connection is kept: nullopt when it could not be
+// made before (not tried again) or the shim gave no count.
+std::optional<int> count_gpus_one(const SshSection& ssh, const Host& host, SshConnection& kept) {
+  if (!kept.session && !kept.error.empty()) {
+    return std::nullopt;
+  }
+  auto answer = ask_shim(ssh, host, kept, k_gpu_count_script);
+  if (!answer || answer->status != 0) {
+    return std::nullopt;
+  }
+  for (const auto& raw : split(answer->out, '\n')) {
+    if (auto count = gpu_count_in(trim(raw))) {
+      return count;
+    }
+  }
+  return std::nullopt;
+}
+
 HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& remote_ddl, SshConnection& kept) {
   HostCheck check;
   if (stop::requested()) {
     check.error = stop::error("connecting").message;
     return check;
   }
-  auto answer = ask_shim(ssh, host, kept, k_probe_script, {remote_ddl});
+  auto answer = ask_shim(ssh, host, kept, fmt::format("{}{}", k_version_script, k_gpu_count_script), {remote_ddl});
   check.reachable = kept.session != nullptr;
   if (!answer) {
     check.error = answer.error().message;
@@ -122,10 +152,8 @@ HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& 
       check.ddl_version = std::string(trim(line.substr(12)));
     } else if (line.starts_with("ddl_missing=")) {
       missing = true;
-    } else if (line.starts_with("gpu_count=")) {
-      if (auto count = parse_int(trim(line.substr(10)))) {
-        check.gpu_count = static_cast<int>(*count);
-      }
+    } else if (auto count = gpu_count_in(line)) {
+      check.gpu_count = count;
     }
   }
   if (answer->status != 0) {
@@ -205,6 +233,18 @@ std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string&
     progress.end(i, why);
   });
   return checks;
+}
+
+std::vector<std::optional<int>> ssh_count_gpus(const SshSection& ssh, const Inventory& hosts,
+                                               std::vector<SshConnection>& connections) {
+  connections.resize(hosts.size());
+  std::vector<std::optional<int>> counts(hosts.size());
+  for_each_parallel(hosts.size(), ssh.fanout, [&](std::size_t i) {
+    if (!stop::requested()) {
+      counts[i] = count_gpus_one(ssh, hosts[i], connections[i]);
+    }
+  });
+  return counts;
 }
 
 Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts, std::vector<SshConnection>* kept) {

@@ -33,6 +33,13 @@ std::vector<HostCheck> ssh_check_hosts(const SshSection& ssh, const std::string&
 Result<Inventory> ssh_probe_gpu_slots(const SshSection& ssh, Inventory hosts,
                                       std::vector<SshConnection>* kept = nullptr);
 
+// Per host, its GPU count (as `hosts --check` counts them), a request to the
+// shim of its connection in `connections` (connected first where there is
+// none yet, and kept there for the launch; a host whose connection failed
+// before is not asked again); nullopt where not counted.
+std::vector<std::optional<int>> ssh_count_gpus(const SshSection& ssh, const Inventory& hosts,
+                                               std::vector<SshConnection>& connections);
+
 // Per host, the interface its own route to `target` leaves from (`ip -o
 // route get` and `ip -o addr` there, a request to the shim); hosts that
 // cannot be reached or asked say why. A connection already in

@@ -23,6 +23,7 @@ struct Host {
   std::optional<int> port{};  // "host:port:slots" in a list: the ssh port
   Labels labels{};       // key=value words, node labels, Slurm features
   std::string labels_error{};  // why its source's labels could not be read ("" = read, or not asked)
+  bool gpus_probed = false;    // `gpus` is what a GPU probe found there (empty: the host has none)
 };
 
 // "ml@10.0.0.5:2222" (brackets around an IPv6 address with a port), or the

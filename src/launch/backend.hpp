@@ -120,6 +120,12 @@ public:
   // says why (its ranks run unbound). Default: every host unknown, "the
   // NAME backend does not read host topology".
   virtual std::vector<HostTopology> read_topology(const Inventory& hosts);
+  // [launch] bind_gpus in a launch: per host, in order, how many GPUs it
+  // has (nvidia-smi -L, else /proc/driver/nvidia/gpus), counted over the
+  // connection the launch keeps to it, never one of its own; nullopt where
+  // not counted. Default: an empty list (the backend does not look; the
+  // plan's GPUs stand).
+  virtual std::vector<std::optional<int>> gpu_counts(const Inventory& /*hosts*/) { return {}; }
   // True when every rank runs on this machine whatever the host names say
   // (the rendezvous then binds loopback). Default: false.
   virtual bool ranks_are_local() const { return false; }

@@ -2,10 +2,12 @@
 #include "src/launch/plan_hosts.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
+#include "src/plan/plan.hpp"
 #include "src/util/net.hpp"
 #include "src/util/net_resolve.hpp"
 
@@ -42,6 +44,37 @@ Result<std::vector<bool>> loopback_hosts(const Inventory& hosts) {
     return fail(ExitCode::launch, "cannot resolve the address of every host:" + problems);
   }
   return loopback;
+}
+
+// Whether `host` is this machine as the backend starts its ranks: every
+// host of a backend whose ranks run here, else one whose address is this
+// machine's, known without DNS ("localhost", 127.0.0.1, an address of its own).
+bool runs_here(const Backend& backend, const Host& host) {
+  return backend.ranks_are_local() || (net::known_without_dns(host.address) && net::is_this_machine(host.address));
+}
+
+// Step 6, [launch] bind_gpus: hosts of this machine whose GPUs their source
+// did not give (a list, a hostfile) are counted here; where there are none,
+// none is bound (Host::gpus_probed) rather than GPU `local rank`, which a
+// container runtime would then be asked for. Remote hosts are counted by
+// the launch, over its own connection to each (session::unbind_absent_gpus).
+void count_gpus_here(const JobSpec& job, const Backend& backend, Inventory& hosts) {
+  if (!job.launch.bind_gpus) {
+    return;
+  }
+  std::optional<int> here;
+  for (Host& host : hosts) {
+    if (gpus_known(host) || !runs_here(backend, host)) {
+      continue;
+    }
+    if (!here) {
+      here = local_gpu_count();
+    }
+    host.gpus_probed = *here == 0;
+    if (host.gpus_probed) {
+      spdlog::info("{}: no GPU on this machine; its ranks get none (no CUDA_VISIBLE_DEVICES)", host.name);
+    }
+  }
 }
 
 } // namespace
@@ -86,7 +119,11 @@ Result<Inventory> hosts_for_plan(const JobSpec& job, Backend& backend, Inventory
     return routable;
   }
   Inventory hosts = std::move(*routable);
-  if (!gpu_slots || steps == HostSteps::before_probe) {
+  if (steps == HostSteps::before_probe) {
+    return hosts;
+  }
+  if (!gpu_slots) {
+    count_gpus_here(job, backend, hosts);
     return hosts;
   }
   auto probed = backend.probe_gpus(std::move(hosts));

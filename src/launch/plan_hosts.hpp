@@ -9,7 +9,10 @@
 //   3. each address as the backend reaches it (ssh -G's HostName);
 //   4. loopback addresses made routable when some host is remote;
 //   5. slots = "gpus": each host's GPUs probed through the backend, then
-//      --include / --exclude on them (the slot ids are the GPUs).
+//      --include / --exclude on them (the slot ids are the GPUs);
+//   6. else, with [launch] bind_gpus, hosts of this machine whose GPUs are
+//      unknown counted here: one without GPUs gets none bound
+//      (Host::gpus_probed; remote hosts are counted by the launch).
 
 #include "src/inventory/inventory.hpp"
 #include "src/job/job.hpp"
@@ -20,12 +23,12 @@ namespace ddl {
 // Step 1 alone: the hosts as found, nothing filtered or probed yet.
 Result<Inventory> found_hosts(const JobSpec& job, Backend& backend);
 
-// Where the pipeline stops: every step, or before the GPU probe (`ddl hosts
-// --check`, which counts each host's GPUs itself; --include / --exclude on
-// GPU slots are then not applied).
+// Where the pipeline stops: every step, or before the GPU probes, 5 and 6
+// (`ddl hosts --check`, which counts each host's GPUs itself; --include /
+// --exclude on GPU slots are then not applied).
 enum class HostSteps { all, before_probe };
 
-// Steps 2 to 5 on `found` (what found_hosts or select_backend found).
+// Steps 2 to 6 on `found` (what found_hosts or select_backend found).
 Result<Inventory> hosts_for_plan(const JobSpec& job, Backend& backend, Inventory found,
                                  HostSteps steps = HostSteps::all);
 

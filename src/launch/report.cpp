@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "src/render/container.hpp"
 #include "src/util/duration.hpp"
 #include "src/util/signal_names.hpp"
 #include "src/util/text.hpp"
@@ -166,6 +167,9 @@ std::string failure_summary(const RankLaunch& launch, const FirstFailure& first,
       text += fmt::format("  [{}] {}\n", first.rank, line);
     }
     text += missing_module_text(launch, first.rank, stderr_tail);
+  }
+  if (first.how.launch_error.empty() && first.how.signal == 0) {
+    text += container_gpu_failure(launch.argv, first.how.code, stderr_tail, first.rank, launch.host.name);
   }
   return error ? text + rank_error_text(first.rank, *error) : text;
 }

@@ -17,10 +17,6 @@ long long total_slots(const Inventory& inventory) {
   return sum;
 }
 
-// Whether `host.gpus` is the real list: hosts from the local probe (and any
-// source that filled gpus) know it; others are assumed to have one GPU per slot.
-bool gpus_known(const Host& host) { return !host.gpus.empty() || host.source == "local"; }
-
 // The GPUs of one local rank. Known GPUs are shared out in contiguous blocks
 // (8 GPUs, 4 ranks: 2 each); fewer GPUs than ranks are shared round-robin.
 // Unknown GPUs: the slot index, i.e. GPU `local_rank`.
@@ -173,6 +169,18 @@ std::vector<std::vector<int>> rank_numbers(const std::vector<int>& counts, bool 
 }
 
 } // namespace
+
+bool gpus_known(const Host& host) { return !host.gpus.empty() || host.source == "local" || host.gpus_probed; }
+
+void mark_no_gpus(Plan& plan, std::size_t host_index) {
+  plan.hosts.at(host_index).gpus_probed = true;
+  plan.hosts.at(host_index).gpus.clear();
+  for (RankSlot& slot : plan.ranks) {
+    if (slot.host_index == host_index) {
+      slot.gpus.clear();
+    }
+  }
+}
 
 Result<Plan> make_plan(const JobSpec& job, const Inventory& inventory) {
   if (inventory.empty()) {

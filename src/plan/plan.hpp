@@ -36,6 +36,16 @@ struct Plan {
   std::vector<LeftOutHost> left_out;  // hosts without a rank, and why
 };
 
+// Whether `host.gpus` is its real list: a GPU probe's (Host::gpus_probed,
+// this machine's source "local") or its source's; else the plan assumes one
+// GPU per slot, GPU `local rank` (bind_gpus).
+bool gpus_known(const Host& host);
+
+// Host `host_index` of `plan`, whose GPUs the plan assumed, has none (a probe
+// found none after the plan was made): it is marked so and none of its ranks
+// is bound to a GPU.
+void mark_no_gpus(Plan& plan, std::size_t host_index);
+
 // Places the ranks by [placement] (place_ranks), host by host, each host's
 // ranks adjacent; with placement.by_node (mpirun's --map-by node) dealt
 // round-robin over those hosts instead (rank r on host r mod H while every

@@ -250,6 +250,33 @@ std::optional<std::string> container_backend_problem(const JobSpec& job, Contain
                      backend);
 }
 
+std::string container_gpu_failure(const std::vector<std::string>& argv, int code,
+                                  const std::deque<std::string>& stderr_tail, int rank, const std::string& host) {
+  auto about_gpus = [](const std::string& line) {
+    return line.find("CDI devices") != std::string::npos || line.find("[[gpu]]") != std::string::npos;
+  };
+  // The guard's words, then `RUNTIME run ... --pid host`, then add_gpus' pairs.
+  if ((code != 125 && code != 126) || argv.size() < 8 || argv[3] != "ddl-container" ||
+      std::ranges::none_of(stderr_tail, about_gpus)) {
+    return {};
+  }
+  auto word = std::find(argv.begin() + 6, argv.end(), "--pid");
+  std::string gpus;
+  if (argv.end() - word < 2) {
+    return {};
+  }
+  for (word += 2; argv.end() - word >= 2 && (*word == "--device" || *word == "--gpus"); word += 2) {
+    gpus += (gpus.empty() ? "" : " ") + *(word + 1);
+  }
+  if (gpus.empty()) {
+    return {};
+  }
+  return fmt::format("ddl: rank {}'s container was given GPUs ({}) and {} exited {} before the program ran: "
+                     "[launch] bind_gpus gives each rank the GPUs of its slots; if {} has no such GPU (or no "
+                     "CDI spec for it), set [launch] bind_gpus = false\n",
+                     rank, gpus, argv[4], code, host);
+}
+
 std::string container_text(const JobSpec& job, const std::vector<std::string>& argv) {
   if (!job.container.enabled()) {
     return {};

@@ -5,6 +5,7 @@
 // runtime command. Both are plain argv words, so that every backend starts
 // them as it starts any program; no env value is ever among them.
 
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +69,14 @@ enum class ContainerHost {
 // ranks run where `host` says; nullopt where guarded, or without [container].
 std::optional<std::string> container_backend_problem(const JobSpec& job, ContainerHost host,
                                                      std::string_view backend);
+
+// When a guarded container (container_argv) was given GPUs and its runtime
+// exited `code` 125 or 126 with a last stderr line about them (podman:
+// "unresolvable CDI devices nvidia.com/gpu=1"; docker: "could not select
+// device driver ... with capabilities: [[gpu]]") before the program could run: a line naming the GPUs
+// and [launch] bind_gpus, for the failure report. "" otherwise.
+std::string container_gpu_failure(const std::vector<std::string>& argv, int code,
+                                  const std::deque<std::string>& stderr_tail, int rank, const std::string& host);
 
 // "podman run ... IMAGE" as --dry-run shows the container of `argv` (the
 // guard left out): "" without [container].

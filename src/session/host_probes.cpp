@@ -116,6 +116,34 @@ Result<std::vector<HostTopology>> job_topologies(const JobSpec& job, Backend& ba
   return found;
 }
 
+Result<void> unbind_absent_gpus(const JobSpec& job, Backend& backend, Plan& plan) {
+  if (!job.launch.bind_gpus) {
+    return {};
+  }
+  Inventory asked;
+  std::vector<std::size_t> index;
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    if (!gpus_known(plan.hosts[h])) {
+      asked.push_back(plan.hosts[h]);
+      index.push_back(h);
+    }
+  }
+  if (asked.empty()) {
+    return {};
+  }
+  const auto counts = backend.gpu_counts(asked);
+  if (stop::requested()) {
+    return fail(stop::error("counting each host's GPUs"));
+  }
+  for (std::size_t i = 0; i < counts.size() && i < index.size(); ++i) {
+    if (counts[i] == 0) {
+      spdlog::info("{}: no GPU found there; its ranks get none (no CUDA_VISIBLE_DEVICES)", plan.hosts[index[i]].name);
+      mark_no_gpus(plan, index[i]);
+    }
+  }
+  return {};
+}
+
 Result<int> launch_master_port(const JobSpec& job, Backend& backend, const Plan& plan) {
   const int first = job.torch.master_port;
   const int count = master_ports_needed(job);

@@ -2,8 +2,8 @@
 #pragma once
 
 // What a round asks each plan host through the backend before any rank
-// starts: its interface toward rank 0, its CPU topology, and (rank 0's host)
-// a free master port.
+// starts: its interface toward rank 0, its CPU topology, its GPU count, and
+// (rank 0's host) a free master port.
 
 #include <vector>
 
@@ -29,6 +29,14 @@ Result<std::vector<HostInterface>> job_interfaces(const JobSpec& job, Backend& b
 // said once (a warning) and its ranks run unbound; a stop while reading is
 // an error.
 Result<std::vector<HostTopology>> job_topologies(const JobSpec& job, Backend& backend, const Plan& plan);
+
+// [launch] bind_gpus: the plan hosts whose GPUs the plan assumed (a list or
+// a hostfile gave only slots) counted through the backend, over the
+// connection the launch keeps to each (Backend::gpu_counts); on a host with
+// none, no rank is bound to a GPU (mark_no_gpus), so that no
+// CUDA_VISIBLE_DEVICES (nor a container's GPU option) names GPUs that are
+// not there. A stop while counting is an error.
+Result<void> unbind_absent_gpus(const JobSpec& job, Backend& backend, Plan& plan);
 
 // torch.master_port as launched, looked at on rank 0's host through the
 // backend: the job's, checked free (with the ports its frameworks take after

@@ -37,7 +37,13 @@ Result<void> read_topologies(const RoundInputs& in, Round& round) {
   return {};
 }
 
-// Step 3: the master port, kept while rank 0 stays on its host.
+// Step 3: each host's GPU count ([launch] bind_gpus), where the plan only
+// assumed one per slot: a host without GPUs gets none bound.
+Result<void> count_gpus(const RoundInputs& in, Round& round) {
+  return unbind_absent_gpus(in.job, in.backend, round.plan);
+}
+
+// Step 4: the master port, kept while rank 0 stays on its host.
 Result<void> choose_master_port(const RoundInputs& in, Round& round) {
   if (!in.kept.host.empty() && in.kept.host == round.plan.hosts.front().name) {
     round.ctx.master_port = in.kept.port;
@@ -51,7 +57,7 @@ Result<void> choose_master_port(const RoundInputs& in, Round& round) {
   return {};
 }
 
-// Step 4: what the launch context holds without asking a host.
+// Step 5: what the launch context holds without asking a host.
 Result<void> fill_context(const RoundInputs& in, Round& round) {
   round.ctx.container_tag = container_tag();
   round.ctx.error_dir = in.error_dir;
@@ -60,7 +66,7 @@ Result<void> fill_context(const RoundInputs& in, Round& round) {
   return {};
 }
 
-// Step 5: the hang board the ranks' lines and heartbeats feed, and the
+// Step 6: the hang board the ranks' lines and heartbeats feed, and the
 // rendezvous; its address and token go into every rank's env.
 Result<void> start_rendezvous(const RoundInputs& in, Round& round) {
   if (in.job.watchdog.enabled()) {
@@ -89,8 +95,8 @@ Result<void> start_rendezvous(const RoundInputs& in, Round& round) {
 // rank 0's host also reads the ports in use there, which the master port
 // then asks about; the rendezvous last, before any rank.
 using RoundStep = Result<void> (*)(const RoundInputs&, Round&);
-constexpr RoundStep k_round_steps[] = {find_interfaces, read_topologies, choose_master_port, fill_context,
-                                       start_rendezvous};
+constexpr RoundStep k_round_steps[] = {find_interfaces, read_topologies, count_gpus, choose_master_port,
+                                       fill_context, start_rendezvous};
 
 // Elastic: `hosts` without the excluded ones and without those failing the
 // backend's preflight (excluded now). False when that passes max_host_losses.

@@ -130,6 +130,33 @@ TEST_CASE("docker: --gpus and the binding as --cpuset-cpus", "[render][container
   CHECK(*(cpuset + 1) == "4-7");
 }
 
+TEST_CASE("a runtime that cannot give the GPUs: the report names [launch] bind_gpus", "[render][container]") {
+  JobSpec job = container_job(ContainerRuntime::podman);
+  Plan plan = must_plan(job, {test::make_host("a", 2)});
+  auto launches = build_launches(job, plan, LaunchContext{}, RankPlace::remote, nullptr);
+  const std::deque<std::string> cdi{"Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=1"};
+  CHECK(container_gpu_failure(launches[1].argv, 126, cdi, 1, "a") ==
+        "ddl: rank 1's container was given GPUs (nvidia.com/gpu=1) and podman exited 126 before the program ran: "
+        "[launch] bind_gpus gives each rank the GPUs of its slots; if a has no such GPU (or no CDI spec for it), "
+        "set [launch] bind_gpus = false\n");
+  // Another failure, another code, or no GPU asked: nothing said.
+  CHECK(container_gpu_failure(launches[1].argv, 125, {"Error: initializing source docker://x"}, 1, "a").empty());
+  CHECK(container_gpu_failure(launches[1].argv, 1, cdi, 1, "a").empty());
+  job.launch.bind_gpus = false;
+  plan = must_plan(job, {test::make_host("a", 2)});
+  launches = build_launches(job, plan, LaunchContext{}, RankPlace::remote, nullptr);
+  CHECK(container_gpu_failure(launches[1].argv, 126, cdi, 1, "a").empty());
+  // docker's words for it.
+  job = container_job(ContainerRuntime::docker);
+  plan = must_plan(job, {test::make_host("a", 2)});
+  launches = build_launches(job, plan, LaunchContext{}, RankPlace::remote, nullptr);
+  const std::string said = container_gpu_failure(
+      launches[0].argv, 125, {"docker: Error response from daemon: could not select device driver \"\" with "
+                              "capabilities: [[gpu]]."},
+      0, "a");
+  CHECK(said.find("GPUs (\"device=0\") and docker exited 125") != std::string::npos);
+}
+
 TEST_CASE("apptainer and a template: no guard, GPUs as the runtime takes them", "[render][container]") {
   JobSpec job = container_job(ContainerRuntime::apptainer);
   Plan plan = must_plan(job, {test::make_host("a", 1, {3})});

@@ -129,12 +129,32 @@ TEST_CASE("make_plan: GPU assignment", "[plan]") {
     REQUIRE(plan);
     CHECK(plan->ranks[1].gpus.empty());
   }
+  SECTION("a probe found none on a host of a list: no GPU") {
+    Host probed = make_host("a", 2);
+    probed.gpus_probed = true;
+    auto plan = make_plan(job, {probed, make_host("b", 2)});
+    REQUIRE(plan);
+    CHECK(plan->ranks[1].gpus.empty());
+    CHECK(plan->ranks[3].gpus == v({1}));
+  }
   SECTION("bind_gpus = false") {
     job.launch.bind_gpus = false;
     auto plan = make_plan(job, {make_host("a", 2, {0, 1})});
     REQUIRE(plan);
     CHECK(plan->ranks[1].gpus.empty());
   }
+}
+
+TEST_CASE("mark_no_gpus: a host found without GPUs after the plan binds none", "[plan]") {
+  JobSpec job;
+  auto plan = make_plan(job, {make_host("a", 2), make_host("b", 2)});
+  REQUIRE(plan);
+  CHECK_FALSE(gpus_known(plan->hosts[1]));
+  mark_no_gpus(*plan, 1);
+  CHECK(gpus_known(plan->hosts[1]));
+  CHECK(plan->ranks[1].gpus == v({1}));
+  CHECK(plan->ranks[2].gpus.empty());
+  CHECK(plan->ranks[3].gpus.empty());
 }
 
 TEST_CASE("make_plan: tensorflow roles fill chief, worker, ps, evaluator", "[plan]") {
