@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # [container] over the ssh backend with real podman (issue 31): two hosts
 # (network namespaces with their own sshd), each rank in the image with its
-# env on its host; kill -9 of ddl drops the connections, the shims end the
+# env on its host (no GPU asked of podman: the hosts have none, issue 40); kill -9 of ddl drops the connections, the shims end the
 # ranks and the guards on the hosts remove every container.
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
@@ -31,8 +31,6 @@ cat >>"$job" <<EOF
 [job]
 command = ["sh", "-c", "echo \"\$DDL_RANK \$DDL_HOST \$(cat /ddl-image)\" >$t/seen-\$DDL_RANK; while :; do sleep 0.1; done"]
 grace = "1s"
-[launch]
-bind_gpus = false  # the test hosts have no GPUs (slot ids would become CDI devices)
 [container]
 image = "$pod_image"
 mounts = ["$t:$t"]
