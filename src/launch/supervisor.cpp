@@ -35,6 +35,10 @@ double seconds_since(SteadyClock::time_point start) {
   return std::chrono::duration<double>(SteadyClock::now() - start).count();
 }
 
+// After the frozen gang continues, how long the dumps a signal asked for
+// (faulthandler's, the dump signal's) may take to start arriving.
+constexpr std::chrono::milliseconds k_thaw_settle{1000};
+
 bool is_failure(const RankExit& how) { return how.code != 0 || how.signal != 0 || !how.launch_error.empty(); }
 
 // One attempt: starts every rank and supervises them until all are gone.
@@ -69,6 +73,7 @@ private:
   void check_deadlines();
   void check_hang(SteadyClock::time_point now);
   void begin_dump(Hang found);
+  void thaw();
   bool dump_settled(SteadyClock::time_point now) const;
   void stop(StopReason why, int signo);
   void stop_with_checkpoint(StopReason why);
@@ -92,6 +97,8 @@ private:
   std::optional<SteadyClock::time_point> checkpoint_deadline_;  // then stop_signal
   std::optional<SteadyClock::time_point> dump_deadline_;        // then stop_signal
   std::vector<bool> dumped_;  // ranks asked for a dump
+  bool frozen_ = false;       // stopped (SIGSTOP) for the watchdog's dumps
+  SteadyClock::time_point thawed_at_{};
   bool servers_released_ = false;  // job_ending_rank ended well: later ends are no failures
   bool paused_ = false;       // SIGTSTP stopped the ranks; SIGCONT resumes
   std::vector<bool> exited_;
@@ -171,6 +178,7 @@ void Attempt::handle_signals() {
     } else {
       reason = StopReason::none;  // a signal outranks any earlier reason
       dump_deadline_.reset();
+      thaw();
       if (signo == SIGTERM) {
         stop_with_checkpoint(StopReason::signal);
       } else {
@@ -277,7 +285,10 @@ void Attempt::check_deadlines() {
   if (checkpoint_deadline_ && now >= *checkpoint_deadline_) {
     end_phase(checkpoint_deadline_);
   }
-  if (dump_deadline_ && (now >= *dump_deadline_ || dump_settled(now))) {
+  if (dump_deadline_ && frozen_ && (now >= *dump_deadline_ || dump_settled(now))) {
+    thaw();
+  }
+  if (dump_deadline_ && !frozen_ && (now >= *dump_deadline_ || dump_settled(now))) {
     end_phase(dump_deadline_);
   }
   if (kill_deadline_ && now >= *kill_deadline_) {
@@ -290,29 +301,39 @@ void Attempt::check_hang(SteadyClock::time_point now) {
   if (progress_ == nullptr || reason != StopReason::none || paused_) {
     return;
   }
-  const ProgressBoard& board = *progress_;
-  std::vector<SteadyClock::time_point> last(exited_.size());
-  std::vector<bool> running(exited_.size());
-  for (std::size_t rank = 0; rank < exited_.size(); ++rank) {
+  const ProgressBoard& board = *progress_;  // its ranks: the gang's, or the MPI ranks under --mpi pmix
+  const auto watched = static_cast<std::size_t>(board.world_size());
+  std::vector<SteadyClock::time_point> last(watched);
+  std::vector<bool> running(watched);
+  for (std::size_t rank = 0; rank < watched; ++rank) {
     last[rank] = board.last_progress(static_cast<int>(rank));
-    running[rank] = !exited_[rank];
+    const auto gang = static_cast<std::size_t>(board.gang_rank(static_cast<int>(rank)));
+    running[rank] = gang < exited_.size() && !exited_[gang];
   }
   if (auto found = find_hang(options_.hang, last, running, now)) {
     begin_dump(std::move(*found));
   }
 }
 
-// The hang's first step: every running rank is asked for its stacks (a
-// py-spy dump, or the dump signal); what they print until the dump settles
-// (or dump_timeout) is the evidence; then the stop signal ends them.
+// The hang's first step: the gang is frozen (SIGSTOP) so that every rank's
+// evidence is of one instant, and every running rank is asked for its
+// stacks. A dumper (gdb, py-spy) reads a stopped rank as it is; a signal
+// (the dump signal, faulthandler's SIGABRT) waits in the stopped ranks, and
+// each takes it as it resumes, before it can see a peer end: the gang is
+// continued once the dumpers have told what they saw (thaw), or at once for
+// the dump signal. What the ranks print until the dump settles (or
+// dump_timeout) is the evidence; then the stop signal ends them.
 void Attempt::begin_dump(Hang found) {
   reason = StopReason::stalled;
   const bool tool = options_.hang.dump_signal == 0;
   output_.message(hang_announcement(options_.hang, found, dump_how(options_.hang)));
   progress_->start_evidence();
   dumped_.assign(exited_.size(), false);
+  signal_running(SIGSTOP);
+  frozen_ = true;
   if (!tool) {
     signal_running(options_.hang.dump_signal);
+    thaw();
   }
   std::vector<int> undumpable;
   for (std::size_t rank = 0; rank < exited_.size(); ++rank) {
@@ -337,13 +358,27 @@ void Attempt::begin_dump(Hang found) {
   dump_deadline_ = SteadyClock::now() + options_.hang.dump_timeout;
 }
 
-// Every rank asked has printed something and nothing came for 500 ms.
+// The frozen gang continues (SIGCONT): the dump signals it holds land now.
+void Attempt::thaw() {
+  if (frozen_) {
+    frozen_ = false;
+    signal_running(SIGCONT);
+    thawed_at_ = SteadyClock::now();
+  }
+}
+
+// Every rank asked has printed something and nothing came for 500 ms (nor
+// in the first second after the gang was continued: the dumps that a
+// signal asked for come then).
 bool Attempt::dump_settled(SteadyClock::time_point now) const {
   auto last = progress_->last_evidence();
   if (!last || now - *last < std::chrono::milliseconds(500)) {
     return false;
   }
-  auto has = progress_->has_evidence();
+  if (!frozen_ && now - thawed_at_ < k_thaw_settle) {
+    return false;
+  }
+  auto has = progress_->gang_has_evidence();
   for (std::size_t rank = 0; rank < dumped_.size(); ++rank) {
     if (dumped_[rank] && !exited_[rank] && !has[rank]) {
       return false;
@@ -355,6 +390,7 @@ bool Attempt::dump_settled(SteadyClock::time_point now) const {
 // The checkpoint grace or the dump is over: the stop signal, then KILL after grace.
 void Attempt::end_phase(std::optional<SteadyClock::time_point>& phase) {
   phase.reset();
+  thaw();
   output_.stop_waiting();
   signal_running(options_.stop.stop_signal);
   kill_deadline_ = SteadyClock::now() + options_.grace;
@@ -512,12 +548,13 @@ void report_hang(Output& output, const Attempt& run, const Gang& gang, const Pro
 // What the restart policy weighs: the failed ranks, or for a stall the first
 // stalled rank as if it had exited with the stall's code (so restart_on and
 // fail_on may name it).
-std::vector<RankFailure> attempt_failures(const Attempt& run, const Gang& gang) {
+std::vector<RankFailure> attempt_failures(const Attempt& run, const Gang& gang, const ProgressBoard* board) {
   if (run.reason != StopReason::stalled || !run.failures.empty()) {
     return run.failures;
   }
   const int rank = run.hang && !run.hang->ranks.empty() ? run.hang->ranks.front() : 0;
-  const RankLaunch& launch = gang.launches().at(static_cast<std::size_t>(rank));
+  const int host = board != nullptr ? board->gang_rank(rank) : rank;  // an MPI rank's host under --mpi pmix
+  const RankLaunch& launch = gang.launches().at(static_cast<std::size_t>(host));
   return {RankFailure{rank, launch.host.name, RankExit{to_int(ExitCode::stalled)}}};
 }
 
@@ -684,7 +721,7 @@ Result<Restart> decide_restart(JobRun& job, const Attempt& run, const Gang& gang
     end.stop_signal = pending.front();
     return Restart{};
   }
-  RestartDecision decision = job.policy.after_failure(attempt_failures(run, gang));
+  RestartDecision decision = job.policy.after_failure(attempt_failures(run, gang, job.rounds.progress()));
   job.announce_excluded(next_attempt);
   if (decision.verdict == Verdict::stop) {
     return Restart{false, decision.why};
@@ -804,6 +841,7 @@ Result<int> supervise(Backend& backend, Rounds& rounds, const SupervisorOptions&
     const auto attempt_start = std::chrono::system_clock::now();
     ProgressBoard* board = rounds.progress();  // the round's: a new round brings its own
     if (board != nullptr) {
+      board->watch_mpi_ranks(options.output.host_ranks);  // --mpi pmix: the MPI ranks, not their hosts
       board->begin_attempt();
     }
     Gang gang(output, std::move(job.launches), attempt, board);

@@ -7,6 +7,7 @@
 
 #include "src/util/duration.hpp"
 #include "src/util/rank_list.hpp"
+#include "src/util/rank_tag.hpp"
 #include "src/util/signal_names.hpp"
 
 namespace ddl {
@@ -27,6 +28,21 @@ std::optional<long long> first_number(std::string_view text) {
   return any ? std::optional(value) : std::nullopt;
 }
 
+// R of the stack dumper's "ddl: MPI rank R (pid P) on HOST:", which starts
+// the dump of MPI rank R among its host's (backends/stack_dump.hpp).
+std::optional<int> dump_header_rank(std::string_view line) {
+  constexpr std::string_view k_header = "ddl: MPI rank ";
+  if (!line.starts_with(k_header)) {
+    return std::nullopt;
+  }
+  line.remove_prefix(k_header.size());
+  auto number = first_number(line);
+  const bool digits_first = !line.empty() && line.front() >= '0' && line.front() <= '9';
+  return digits_first && number && *number <= 1'000'000'000 && line.find(" (pid ") != std::string_view::npos
+             ? std::optional(static_cast<int>(*number))
+             : std::nullopt;
+}
+
 std::string plural(std::size_t count, std::string_view word) {
   return fmt::format("{} {}{}", count, word, count == 1 ? "" : "s");
 }
@@ -43,7 +59,55 @@ ProgressBoard::ProgressBoard(int world_size, const WatchdogSection& watchdog)
   begin_attempt();
 }
 
+void ProgressBoard::watch_mpi_ranks(const std::vector<int>& host_ranks) {
+  first_.clear();
+  int first = 0;
+  for (int count : host_ranks) {
+    first_.push_back(first);
+    first += std::max(count, 0);
+  }
+  if (first_.empty()) {
+    return;
+  }
+  first_.push_back(first);
+  std::vector<Rank> watched(static_cast<std::size_t>(first));
+  ranks_.swap(watched);
+  begin_attempt();
+}
+
+int ProgressBoard::gang_rank(int rank) const {
+  if (first_.empty()) {
+    return rank;
+  }
+  auto after = std::ranges::upper_bound(first_.begin(), first_.end() - 1, rank);
+  return static_cast<int>(after - first_.begin()) - 1;
+}
+
+std::pair<int, std::string_view> ProgressBoard::route(int rank, std::string_view text) {
+  const auto host = static_cast<std::size_t>(rank);
+  if (first_.empty() || rank < 0 || host + 1 >= first_.size()) {
+    return {first_.empty() ? rank : -1, text};
+  }
+  if (auto tag = rank_tag::parse(text); tag && tag->rank >= first_[host] && tag->rank < first_[host + 1]) {
+    return {tag->rank, text.substr(tag->text_at)};
+  }
+  if (!collecting_) {
+    return {first_[host], text};  // the worker's own words: its host's first rank's, as in the logs
+  }
+  // The dumper's lines (written past the worker, untagged): those after
+  // "ddl: MPI rank R (pid P)" are R's.
+  std::lock_guard lock(dump_mutex_);
+  if (auto header = dump_header_rank(text); header && *header >= first_[host] && *header < first_[host + 1]) {
+    dumping_[host] = *header;
+  }
+  return {dumping_[host] >= 0 ? dumping_[host] : first_[host], text};
+}
+
 void ProgressBoard::begin_attempt() {
+  {
+    std::lock_guard lock(dump_mutex_);
+    dumping_.assign(first_.empty() ? 0 : first_.size() - 1, -1);
+  }
   collecting_ = false;
   evidence_at_ = 0;
   const auto now = now_rep();
@@ -71,7 +135,8 @@ void ProgressBoard::progress(int rank) {
   }
 }
 
-void ProgressBoard::line(int rank, std::string_view text) {
+void ProgressBoard::line(int gang, std::string_view tagged) {
+  const auto [rank, text] = route(gang, tagged);
   Rank* entry = at(rank);
   if (entry == nullptr) {
     return;
@@ -89,6 +154,9 @@ void ProgressBoard::line(int rank, std::string_view text) {
     }
   }
   if (!pattern_) {
+    if (!first_.empty() && source_ == ProgressSource::any_line) {
+      progress(rank);
+    }
     return;
   }
   if (auto matched = pattern_->match_in(text.substr(0, k_progress_match_bytes))) {
@@ -100,12 +168,21 @@ void ProgressBoard::line(int rank, std::string_view text) {
 }
 
 void ProgressBoard::bytes(int rank) {
-  if (source_ == ProgressSource::any_line) {
+  if (source_ == ProgressSource::any_line && first_.empty()) {
     progress(rank);
   }
 }
 
-void ProgressBoard::heartbeat(int rank) { progress(rank); }
+void ProgressBoard::heartbeat(int rank) {
+  const auto host = static_cast<std::size_t>(rank);
+  if (first_.empty()) {
+    progress(rank);
+  } else if (rank >= 0 && host + 1 < first_.size()) {
+    for (int mpi_rank = first_[host]; mpi_rank < first_[host + 1]; ++mpi_rank) {
+      progress(mpi_rank);
+    }
+  }
+}
 
 void ProgressBoard::touch_all() {
   const auto now = now_rep();
@@ -153,11 +230,13 @@ std::optional<WatchClock::time_point> ProgressBoard::last_evidence() const {
   return WatchClock::time_point(WatchClock::duration(at));
 }
 
-std::vector<bool> ProgressBoard::has_evidence() const {
-  std::vector<bool> has(ranks_.size(), false);
+std::vector<bool> ProgressBoard::gang_has_evidence() const {
+  std::vector<bool> has(first_.empty() ? ranks_.size() : first_.size() - 1, false);
   for (std::size_t i = 0; i < ranks_.size(); ++i) {
     std::lock_guard lock(ranks_[i].mutex);
-    has[i] = !ranks_[i].evidence.empty();
+    if (!ranks_[i].evidence.empty()) {
+      has[static_cast<std::size_t>(gang_rank(static_cast<int>(i)))] = true;
+    }
   }
   return has;
 }
@@ -226,8 +305,8 @@ std::string dump_signal_death(int rank, std::string_view host, int dump_signal) 
 
 namespace {
 
-std::string host_of(const std::vector<RankLaunch>& launches, int rank) {
-  const auto index = static_cast<std::size_t>(rank);
+std::string host_of(const std::vector<RankLaunch>& launches, const ProgressBoard& board, int rank) {
+  const auto index = static_cast<std::size_t>(board.gang_rank(rank));
   return index < launches.size() ? launches[index].host.name : "?";
 }
 
@@ -237,24 +316,39 @@ std::vector<StallGroup> stall_groups(const Hang& hang, const ProgressBoard& boar
                                      const std::vector<RankLaunch>& launches) {
   const auto size = static_cast<std::size_t>(board.world_size());
   std::vector<std::string> where(size);
+  std::vector<std::string> own(size);  // each rank's own innermost frames, for a suspect
+  std::vector<std::vector<std::string>> stacks(size);
   std::vector<std::optional<long long>> steps(size);
   std::vector<int> ranks;
   for (int rank : hang.ranks) {
     if (rank < 0 || static_cast<std::size_t>(rank) >= size) {
       continue;
     }
+    const auto index = static_cast<std::size_t>(rank);
     ranks.push_back(rank);
-    steps[static_cast<std::size_t>(rank)] = board.step(rank);
-    auto frames = innermost_frames(board.evidence(rank));
+    steps[index] = board.step(rank);
+    const auto evidence = board.evidence(rank);
+    auto frames = innermost_frames(evidence);
     std::string last = board.last_line(rank);
-    where[static_cast<std::size_t>(rank)] = frames ? *frames : "last line: " + (last.empty() ? "(none)" : last);
+    own[index] = frames ? *frames : "last line: " + (last.empty() ? "(none)" : last);
+    stacks[index] = native_stack(evidence);
+  }
+  const auto shared = native_places(ranks, stacks);
+  for (int rank : ranks) {
+    const auto index = static_cast<std::size_t>(rank);
+    where[index] = stacks[index].empty() ? own[index] : shared[index];
   }
   auto groups = lagging_steps(ranks, steps);
   auto places = group_by_place(ranks, where);
+  for (StallGroup& place : places) {
+    if (place.suspect) {
+      place.where = own[static_cast<std::size_t>(place.ranks.front())];
+    }
+  }
   groups.insert(groups.end(), places.begin(), places.end());
   for (StallGroup& group : groups) {
     if (group.suspect) {
-      group.host = host_of(launches, group.ranks.front());
+      group.host = host_of(launches, board, group.ranks.front());
     }
   }
   return groups;
@@ -283,7 +377,7 @@ std::string hang_report(const Hang& hang, const ProgressBoard& board,
                                  hang.ranks.size() == 1 ? "rank" : "ranks", compress_ranks(hang.ranks));
   text += group_lines(stall_groups(hang, board, launches));
   for (int rank : hang.ranks) {
-    std::string host = host_of(launches, rank);
+    std::string host = host_of(launches, board, rank);
     std::string last = board.last_line(rank);
     text += fmt::format("ddl: rank {} on {}: last line: {}\n", rank, host, last.empty() ? "(none)" : last);
   }

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/job/job.hpp"
@@ -36,19 +37,35 @@ inline constexpr std::size_t k_max_evidence_lines = 400;
 
 // Each rank's last progress and last line. Fed from the backends' threads
 // (lines) and the rendezvous (heartbeats); read by the supervisor.
+//
+// The ranks it watches are the gang's, or under --mpi pmix (watch_mpi_ranks)
+// the MPI ranks: the gang's ranks are then hosts (one `ddl worker pmix-host`
+// each) whose lines start "[R] " for the MPI rank R that wrote them, and
+// whose stack dumps name each MPI rank ("ddl: MPI rank R (pid P) on HOST:").
+// line(), bytes() and heartbeat() take the gang's rank; every other rank
+// below is a watched one.
 class ProgressBoard {
 public:
   ProgressBoard(int world_size, const WatchdogSection& watchdog);
 
+  // --mpi pmix: watch the MPI ranks, `host_ranks` of them on each gang rank
+  // (host h holds the ranks after those of hosts 0..h-1). Empty: the gang's
+  // ranks. Between attempts only.
+  void watch_mpi_ranks(const std::vector<int>& host_ranks);
+  // The gang's rank (a host under --mpi pmix) that runs watched rank `rank`.
+  int gang_rank(int rank) const;
   // A new attempt: every rank's progress is "now", lines and evidence cleared.
   void begin_attempt();
-  // A whole line a rank printed (either stream): its last line, evidence,
-  // and progress when it matches watchdog.progress.
+  // A whole line gang rank `rank` printed (either stream): its last line,
+  // evidence, and progress when it matches watchdog.progress (any line when
+  // watchdog.progress is unset and MPI ranks are watched).
   void line(int rank, std::string_view text);
   // Output arrived (any bytes, a '\r' progress-bar update too): progress
-  // when watchdog.progress is unset.
+  // when watchdog.progress is unset. Not with MPI ranks watched: bytes do
+  // not say which rank wrote them (their lines do).
   void bytes(int rank);
-  // A heartbeat from the rank (the rendezvous' HEARTBEAT frame).
+  // A heartbeat from gang rank `rank` (the rendezvous' HEARTBEAT frame):
+  // under --mpi pmix a worker's, for every MPI rank on its host.
   void heartbeat(int rank);
   // Every rank made progress now (the gang resumed after SIGCONT).
   void touch_all();
@@ -61,8 +78,8 @@ public:
   std::vector<std::string> evidence(int rank) const;
   // When any rank last added evidence; nullopt when none has.
   std::optional<WatchClock::time_point> last_evidence() const;
-  // Ranks that printed evidence.
-  std::vector<bool> has_evidence() const;
+  // The gang's ranks with evidence (any of their MPI ranks under --mpi pmix).
+  std::vector<bool> gang_has_evidence() const;
   // The step number of the rank's last line that matched watchdog.progress
   // (the first number in the pattern's first group, or in the whole match);
   // nullopt when none had one.
@@ -79,10 +96,17 @@ private:
   void progress(int rank);
   Rank* at(int rank);
   const Rank* at(int rank) const;
+  // The watched rank of gang rank `rank`'s line, and its text without the tag.
+  std::pair<int, std::string_view> route(int rank, std::string_view text);
 
   ProgressSource source_;
   std::optional<Pattern> pattern_;
   std::vector<Rank> ranks_;
+  // --mpi pmix: the first MPI rank of each host, then the MPI world size;
+  // empty when the gang's ranks are watched.
+  std::vector<int> first_;
+  std::mutex dump_mutex_;
+  std::vector<int> dumping_;  // per host: the MPI rank whose dump its untagged lines are
   std::atomic<bool> collecting_{false};
   std::atomic<WatchClock::rep> evidence_at_{0};
 };

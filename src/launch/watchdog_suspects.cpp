@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <string_view>
 
 #include <fmt/core.h>
@@ -102,6 +103,52 @@ const std::vector<std::string>* pick(const std::vector<Thread>& threads, bool py
   return first;
 }
 
+// "in f < g < h": the first three of `frames`, innermost first.
+std::string innermost_three(std::span<const std::string> frames) {
+  std::string where = "in ";
+  for (std::size_t i = 0; i < frames.size() && i < k_native_frames; ++i) {
+    where += (i == 0 ? "" : " < ") + frames[i];
+  }
+  return where;
+}
+
+// The outermost `depth` frames of `stack` (innermost first): its last ones.
+std::span<const std::string> outer(const std::vector<std::string>& stack, std::size_t depth) {
+  return std::span<const std::string>(stack).last(std::min(depth, stack.size()));
+}
+
+std::string joined(std::span<const std::string> frames) {
+  std::string key;
+  for (const std::string& frame : frames) {
+    key += frame + "\n";
+  }
+  return key;
+}
+
+// The deepest depth (frames from the outermost in) at which more than half
+// of the ranks with a stack share their frames; 0 when none.
+std::size_t shared_depth(const std::vector<const std::vector<std::string>*>& stacks) {
+  std::size_t deepest = 0;
+  for (const auto* stack : stacks) {
+    deepest = std::max(deepest, stack->size());
+  }
+  std::size_t depth = 0;
+  for (std::size_t d = 1; d <= deepest; ++d) {
+    std::map<std::string, std::size_t> alike;
+    std::size_t most = 0;
+    for (const auto* stack : stacks) {
+      if (stack->size() >= d) {
+        most = std::max(most, ++alike[joined(outer(*stack, d))]);
+      }
+    }
+    if (most * 2 <= stacks.size()) {
+      break;
+    }
+    depth = d;
+  }
+  return depth;
+}
+
 } // namespace
 
 std::optional<std::string> innermost_frames(const std::vector<std::string>& evidence) {
@@ -110,13 +157,35 @@ std::optional<std::string> innermost_frames(const std::vector<std::string>& evid
     return python->front();
   }
   if (const auto* native = pick(threads, false)) {
-    std::string where = "in ";
-    for (std::size_t i = 0; i < native->size() && i < k_native_frames; ++i) {
-      where += (i == 0 ? "" : " < ") + (*native)[i];
-    }
-    return where;
+    return innermost_three(*native);
   }
   return std::nullopt;
+}
+
+std::vector<std::string> native_stack(const std::vector<std::string>& evidence) {
+  const auto threads = threads_of(evidence);
+  const auto* native = pick(threads, false);
+  return pick(threads, true) == nullptr && native != nullptr ? *native : std::vector<std::string>{};
+}
+
+std::vector<std::string> native_places(const std::vector<int>& ranks,
+                                       const std::vector<std::vector<std::string>>& stacks) {
+  std::vector<const std::vector<std::string>*> present;
+  for (int rank : ranks) {
+    if (const auto& stack = stacks.at(static_cast<std::size_t>(rank)); !stack.empty()) {
+      present.push_back(&stack);
+    }
+  }
+  const std::size_t depth = shared_depth(present);
+  std::vector<std::string> places(stacks.size());
+  for (int rank : ranks) {
+    const auto& stack = stacks[static_cast<std::size_t>(rank)];
+    if (!stack.empty()) {
+      places[static_cast<std::size_t>(rank)] =
+          innermost_three(depth == 0 ? std::span<const std::string>(stack) : outer(stack, depth));
+    }
+  }
+  return places;
 }
 
 std::vector<StallGroup> group_by_place(const std::vector<int>& ranks, const std::vector<std::string>& where) {

@@ -26,6 +26,20 @@ struct StallGroup {
 // nullopt when the dump holds no frame.
 std::optional<std::string> innermost_frames(const std::vector<std::string>& evidence);
 
+// The native functions of the dump's main thread, innermost first, when the
+// dump holds native frames and no Python frame (where innermost_frames names
+// native functions); else empty.
+std::vector<std::string> native_stack(const std::vector<std::string>& evidence);
+
+// Where each of `ranks` is, from its native stack (`stacks`, indexed by
+// rank; a rank without one gets ""): its stack from the outermost frame in,
+// cut at the deepest frame that more than half of these ranks still share,
+// then its innermost three functions, "in f < g < main". Ranks waiting in
+// the same call are alike so, whatever its progress loop was running at the
+// instant of their dumps (an MPI barrier). Without such a majority even on
+// the outermost frame: each rank's own innermost three.
+std::vector<std::string> native_places(const std::vector<int>& ranks, const std::vector<std::vector<std::string>>& stacks);
+
 // `ranks` grouped by `where` (indexed by rank): when one group is larger
 // than every other, the ranks of the others come first, one suspect each;
 // then the groups, largest first.

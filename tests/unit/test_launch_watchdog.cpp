@@ -272,6 +272,73 @@ TEST_CASE("the report names the suspect first, then the majority; the step lag f
         "`faulthandler.register(signal.SIGUSR1, all_threads=True)`, or leave watchdog.dump out (auto)");
 }
 
+TEST_CASE("native stacks: ranks polling in one call are alike, the odd one out is the suspect", "[watchdog]") {
+  // An MPI barrier: ranks 0, 2 and 3 poll Open MPI's progress engine, each
+  // caught somewhere else in it; rank 1 sleeps before the barrier.
+  std::vector<std::vector<std::string>> stacks{
+      {"opal_progress", "ompi_request_default_wait_all", "ompi_coll_base_barrier_intra_basic_linear", "PMPI_Barrier",
+       "main"},
+      {"__GI___clock_nanosleep", "__GI___nanosleep", "__sleep", "main"},
+      {"??", "opal_progress", "mca_pml_ob1_recv", "ompi_coll_base_barrier_intra_basic_linear", "PMPI_Barrier", "main"},
+      {"??", "??", "opal_progress", "mca_pml_ob1_recv", "ompi_coll_base_barrier_intra_basic_linear", "PMPI_Barrier",
+       "main"}};
+  auto places = native_places({0, 1, 2, 3}, stacks);
+  CHECK(places[0] == "in ompi_coll_base_barrier_intra_basic_linear < PMPI_Barrier < main");
+  CHECK(places[2] == places[0]);
+  CHECK(places[3] == places[0]);
+  CHECK(places[1] == "in __GI___nanosleep < __sleep < main");
+  // Nothing shared by a majority: each rank's own innermost three.
+  auto apart = native_places({0, 1}, {{"f", "a"}, {"g", "h", "i", "b"}});
+  CHECK(apart[0] == "in f < a");
+  CHECK(apart[1] == "in g < h < i");
+  CHECK(native_stack({"Thread 1 (Thread 0x7e (LWP 5) \"a.out\"):", "#0  0x00007f01 in pause () from /lib/libc.so.6",
+                      "#1  0x00005503 in main () at stuck.c:9"}) == std::vector<std::string>{"pause", "main"});
+  CHECK(native_stack({"Current thread 0x01 (most recent call first):", "  File \"job.py\", line 7 in <module>"})
+            .empty());
+}
+
+TEST_CASE("--mpi pmix: the board watches MPI ranks from their tags and names them in the report", "[watchdog]") {
+  ProgressBoard board(2, stall_after(milliseconds(1000)));
+  board.watch_mpi_ranks({3, 1});  // host 0: MPI ranks 0-2, host 1: rank 3
+  REQUIRE(board.world_size() == 4);
+  CHECK(board.gang_rank(0) == 0);
+  CHECK(board.gang_rank(2) == 0);
+  CHECK(board.gang_rank(3) == 1);
+  const auto before = board.last_progress(1);
+  std::this_thread::sleep_for(milliseconds(5));
+  board.bytes(0);  // bytes name no MPI rank
+  CHECK(board.last_progress(1) == before);
+  board.line(0, "[1] rank 1 up");
+  CHECK(board.last_progress(1) > before);
+  CHECK(board.last_progress(0) == before);
+  CHECK(board.last_line(1) == "rank 1 up");
+  board.line(1, "[3] rank 3 up");
+  board.heartbeat(0);  // a worker's heartbeat speaks for its host's ranks
+  CHECK(board.last_progress(2) > before);
+  board.start_evidence();
+  for (int rank = 0; rank < 3; ++rank) {
+    board.line(0, fmt::format("ddl: MPI rank {} (pid {}) on h:", rank, 100 + rank));
+    board.line(0, "Thread 1 (Thread 0x7e (LWP 5) \"bs\"):");
+    board.line(0, rank == 1 ? "#0  0x01 in __sleep () from libc.so.6" : "#0  0x01 in PMPI_Barrier () from libmpi.so");
+    board.line(0, "#1  0x02 in main () at bs.c:9");
+  }
+  board.line(1, "ddl: MPI rank 3 (pid 103) on g:");
+  board.line(1, "Thread 1 (Thread 0x7e (LWP 5) \"bs\"):");
+  board.line(1, "#0  0x01 in PMPI_Barrier () from libmpi.so");
+  board.line(1, "#1  0x02 in main () at bs.c:9");
+  CHECK(board.evidence(1).front() == "ddl: MPI rank 1 (pid 101) on h:");
+  CHECK(board.gang_has_evidence() == std::vector<bool>{true, true});
+  std::vector<RankLaunch> launches(2);
+  launches[0].host.name = "h";
+  launches[1].host.name = "g";
+  Hang hang{false, {0, 1, 2, 3}, milliseconds(2000)};
+  CHECK(hang_report(hang, board, launches, {}).starts_with("ddl: error: stalled ranks: 0-3\n"
+                                                          "ddl: suspect: rank 1 on h: in __sleep < main\n"
+                                                          "ddl: ranks 0,2-3: in PMPI_Barrier < main\n"
+                                                          "ddl: rank 0 on h: last line: (none)\n"
+                                                          "ddl: rank 1 on h: last line: rank 1 up\n"));
+}
+
 TEST_CASE("rendezvous: an authenticated HEARTBEAT reaches on_heartbeat and joins nobody", "[watchdog][rendezvous]") {
   using namespace ddl::rendezvous;
   using namespace ddl::rendezvous::testing;
