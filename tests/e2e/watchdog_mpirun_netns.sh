@@ -5,7 +5,8 @@
 # before MPI_Barrier, the others in it. With dump = "gdb" (and "auto") ddl
 # runs the dumper on each rank's host (through mpirun's rsh agent, `ddl
 # rsh`): every rank's gdb stack is its evidence (rank 1 in its sleep), exit 5,
-# and nothing of the job is left on any host.
+# and nothing of the job is left on any host. (stall = 8s: MPI_Init over ssh can
+# take seconds on a loaded machine, with no line printed.)
 source "$(dirname "$0")/common.inc"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 command -v mpicc >/dev/null || skip "mpicc (libopenmpi-dev) is not installed"
@@ -40,7 +41,7 @@ for tool in gdb auto; do
 command = ["$t/sleeper-$mark"]
 grace = "1s"
 [watchdog]
-stall = "3s"
+stall = "8s"
 dump = "$tool"
 dump_timeout = "30s"
 TOML
