@@ -68,6 +68,10 @@ public:
     std::lock_guard lock(mutex_);
     return out_[rank];
   }
+  std::string err(int rank) {
+    std::lock_guard lock(mutex_);
+    return err_[rank];
+  }
   std::vector<std::pair<int, RankExit>> exits() {
     std::lock_guard lock(mutex_);
     return exits_;
@@ -126,7 +130,8 @@ private:
 // then exits as $FAKE_END says.
 class FakeLauncher final : public LauncherBackend {
 public:
-  explicit FakeLauncher(std::string end) : LauncherBackend("fake-launcher"), end_(std::move(end)) {}
+  explicit FakeLauncher(std::string end, std::string dump = {})
+      : LauncherBackend("fake-launcher"), end_(std::move(end)), dump_(std::move(dump)) {}
   ~FakeLauncher() override { shutdown(); }
   std::string_view name() const override { return "fake"; }
   std::string release = (std::filesystem::temp_directory_path() /
@@ -153,9 +158,18 @@ protected:
   std::unique_ptr<LauncherOutput> parse_output(int, LauncherOutput::Sink sink) override {
     return std::make_unique<FakeLauncherOutput>(std::move(sink));
   }
+  // The dumper: sh -c DUMP sh RANK TOOL (none when DUMP is empty).
+  std::optional<std::vector<std::string>> dump_command(const RankLaunch& launch, DumpTool tool, Millis) override {
+    if (dump_.empty()) {
+      return std::nullopt;
+    }
+    return std::vector<std::string>{"sh", "-c", dump_, "sh", std::to_string(launch.rank),
+                                    std::string(dump_tool_name(tool))};
+  }
 
 private:
   std::string end_;
+  std::string dump_;
 };
 
 Plan plan_of(int world) {
@@ -259,6 +273,41 @@ TEST_CASE("LauncherBackend: the blamed rank's end, SIGTERM for the others, or th
       CHECK(how.launch_error == "fake-launcher failed (exit 2):\nno such host: h2");
     }
   }
+}
+
+TEST_CASE("LauncherBackend: a dumper's output is its rank's stderr, and it ends with the launcher", "[launcher]") {
+  auto gang = gang_of(2);
+  {
+    FakeLauncher none("exit 0");
+    std::filesystem::remove(none.release);
+    REQUIRE(none.prepare(plan_of(2), gang));
+    Recorder events;
+    REQUIRE(none.start(gang, events).started == 2);
+    REQUIRE(events.wait_for([&] { return events.out(1) == "world\n"; }));
+    CHECK_FALSE(none.dump_stacks(1, DumpTool::gdb, Millis{5000}));  // no dump_command: the watchdog says so
+    { std::FILE* f = std::fopen(none.release.c_str(), "w"); std::fclose(f); }
+    REQUIRE(events.wait_for([&] { return events.exit_count() == 2; }));
+    none.shutdown();
+    std::filesystem::remove(none.release);
+  }
+  // The dumper of rank 1 prints, then hangs: the launcher's end ends it.
+  FakeLauncher backend("exit 0", "echo \"stacks of rank $1 by $2\"; exec sleep 60");
+  std::filesystem::remove(backend.release);
+  REQUIRE(backend.prepare(plan_of(2), gang));
+  Recorder events;
+  REQUIRE(backend.start(gang, events).started == 2);
+  REQUIRE(events.wait_for([&] { return events.out(1) == "world\n"; }));
+  CHECK_FALSE(backend.dump_stacks(2, DumpTool::gdb, Millis{5000}));  // no such rank
+  REQUIRE(backend.dump_stacks(1, DumpTool::gdb, Millis{5000}));
+  REQUIRE(events.wait_for([&] { return events.err(1) == "stacks of rank 1 by gdb\n"; }));
+  CHECK(events.err(0).empty());
+  const auto released = std::chrono::steady_clock::now();
+  { std::FILE* f = std::fopen(backend.release.c_str(), "w"); std::fclose(f); }
+  REQUIRE(events.wait_for([&] { return events.exit_count() == 2; }));
+  CHECK(std::chrono::steady_clock::now() - released < std::chrono::seconds(10));
+  CHECK_FALSE(backend.dump_stacks(1, DumpTool::gdb, Millis{5000}));  // the launcher has ended
+  backend.shutdown();
+  std::filesystem::remove(backend.release);
 }
 
 TEST_CASE("LauncherBackend: the dry run shows the command, one word per line", "[launcher]") {
