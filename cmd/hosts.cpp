@@ -8,6 +8,7 @@
 #include "backends/registry.hpp"
 #include "cmd/command.hpp"
 #include "src/session/mpi_mode.hpp"
+#include "src/session/preflight_gate.hpp"
 #include "src/launch/plan_hosts.hpp"
 #include "src/plan/placement.hpp"
 #include "src/util/json.hpp"
@@ -22,6 +23,7 @@ namespace {
 struct HostsOptions {
   CommonOptions common;
   bool check = false;
+  bool bench = false;
 };
 
 std::string gpu_list(const Host& host, std::string_view none) {
@@ -158,19 +160,56 @@ std::string checked_json(const Inventory& inventory, const std::vector<HostCheck
   return hosts_document(std::move(hosts));
 }
 
+// --check --bench: the preflight gate's network check among the hosts
+// (session::check_network), without a job: its summary and findings, or in
+// JSON its event under "preflight"; exit 3 when it names a host or link.
+int bench_network(const JobSpec& job, const Inventory& inventory, Json* document) {
+  auto outcome = session::check_network(job, inventory);
+  if (!outcome) {
+    return report(outcome.error());
+  }
+  const bool clean = outcome->verdict.findings.empty();
+  if (document != nullptr) {
+    (*document)["preflight"] = session::preflight_event(*outcome, clean ? "passed" : "found");
+  } else {
+    fmt::print("\n{}\n", session::preflight_summary(*outcome));
+    for (const PreflightFinding& finding : outcome->verdict.findings) {
+      fmt::print("  {}\n", finding.why);
+    }
+  }
+  return clean ? 0 : to_int(ExitCode::launch);
+}
+
 // --check: every host reached through the backend; exit 3 when any failed.
-int check_inventory(Backend& backend, const Inventory& inventory, bool json) {
+// With --bench, then the network among those reached.
+int check_inventory(const JobSpec& job, Backend& backend, const Inventory& inventory, const HostsOptions& opts) {
   auto checks = backend.check(inventory);
   if (stop::requested()) {
     return report(stop::error("checking the hosts"));
   }
-  fmt::print("{}", json ? checked_json(inventory, checks) : checked_table(inventory, checks));
-  for (const auto& check : checks) {
-    if (!check.reachable || !check.error.empty()) {
-      return to_int(ExitCode::launch);
+  bool all_reached = true;
+  Inventory reached;
+  for (std::size_t i = 0; i < checks.size() && i < inventory.size(); ++i) {
+    if (!checks[i].reachable || !checks[i].error.empty()) {
+      all_reached = false;
+    } else {
+      reached.push_back(inventory[i]);
     }
   }
-  return 0;
+  int code = all_reached ? 0 : to_int(ExitCode::launch);
+  if (!opts.bench || reached.size() < 2) {
+    fmt::print("{}", opts.common.json ? checked_json(inventory, checks) : checked_table(inventory, checks));
+    return code;
+  }
+  if (opts.common.json) {
+    Json document = Json::parse(checked_json(inventory, checks));
+    const int network = bench_network(job, reached, &document);
+    fmt::print("{}\n", to_json_text(document));
+    return code != 0 ? code : network;
+  }
+  fmt::print("{}", checked_table(inventory, checks));
+  const int network = bench_network(job, reached, nullptr);
+  return code != 0 ? code : network;
 }
 
 int run_hosts(const HostsOptions& opts) {
@@ -192,8 +231,11 @@ int run_hosts(const HostsOptions& opts) {
   if (!inventory) {
     return report(inventory.error());
   }
+  if (opts.bench && !opts.check) {
+    return report(Error{ExitCode::usage, "--bench: only with --check (ddl hosts --check --bench)"});
+  }
   if (opts.check) {
-    return check_inventory(backend, *inventory, opts.common.json);
+    return check_inventory(*job, backend, *inventory, opts);
   }
   fmt::print("{}", opts.common.json ? hosts_json(*job, *inventory) : hosts_table(*job, *inventory));
   return 0;
@@ -206,7 +248,10 @@ void add_hosts(CLI::App& app, Command& selected) {
   CLI::App* sub = app.add_subcommand("hosts", "List the hosts a job would run on");
   add_common_options(*sub, opts->common);
   sub->add_flag("--check", opts->check, "Reach every host through the backend and report on it");
-  sub->footer("Examples:\n  ddl hosts -H 'node[01-04]:8' --check\n  ddl hosts job.toml --json");
+  sub->add_flag("--bench", opts->bench,
+                "With --check: then the network among them, as [preflight] checks it; exit 3 naming a slow host or link");
+  sub->footer("Examples:\n  ddl hosts -H 'node[01-04]:8' --check\n  ddl hosts -H 'node[01-16]:8' --check --bench\n"
+              "  ddl hosts job.toml --json");
   sub->callback([&selected, opts] { selected = [opts] { return run_hosts(*opts); }; });
 }
 

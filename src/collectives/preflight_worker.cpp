@@ -51,7 +51,7 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
 
 std::string io_why(const net::IoStatus& status) {
   switch (status.end) {
-  case net::IoEnd::timed_out: return "no answer within the budget";
+  case net::IoEnd::timed_out: return "no answer in time";
   case net::IoEnd::closed: return "the peer closed the connection";
   default: return fmt::format("{}: {}", status.call, std::strerror(status.error));
   }
@@ -246,36 +246,35 @@ public:
 
 private:
   PreflightLine measure(const PreflightPair& pair) {
-    if (pair.a == links_.rank) {
-      auto fd = dial(pair.b);
-      if (!fd) {
-        return PreflightLine{pair, true, -1, 0, fd.error().message};
-      }
-      return measure_as_dialer(fd->get(), pair, options_.window, deadline_);
+    const bool dialer = pair.a == links_.rank;
+    auto address = links_.wait_for(std::string(k_preflight_address_key) + std::to_string(dialer ? pair.b : pair.a),
+                                   remaining());
+    if (!address) {
+      return PreflightLine{pair, true, -1, 0, "no answer within the budget"};
     }
-    auto fd = accept_from(pair.a);
+    // Both ends have started: the pair has a while of its own, so that a
+    // peer that stalls costs its own pairs and not the ones after them.
+    const auto until = std::min(deadline_, Clock::now() + Millis{1'000} + options_.window * 10);
+    auto fd = dialer ? dial(*address, until) : accept_from(pair.a, until);
     if (!fd) {
       return PreflightLine{pair, true, -1, 0, fd.error().message};
     }
-    return measure_as_acceptor(fd->get(), pair, options_.window, deadline_);
+    return dialer ? measure_as_dialer(fd->get(), pair, options_.window, until)
+                  : measure_as_acceptor(fd->get(), pair, options_.window, until);
   }
 
-  Result<net::Fd> dial(int peer_rank) {
-    auto text = links_.wait_for(std::string(k_preflight_address_key) + std::to_string(peer_rank), remaining());
-    if (!text) {
-      return fail(ExitCode::launch, "no answer within the budget");
-    }
-    auto peer = parse_peer(*text);
+  Result<net::Fd> dial(const std::string& address, Clock::time_point until) {
+    auto peer = parse_peer(address);
     if (!peer) {
       return fail(peer.error());
     }
-    auto fd = net::dial_tcp(peer->host, peer->port, deadline_);
+    auto fd = net::dial_tcp(peer->host, peer->port, until);
     if (!fd) {
       return fail(fd.error());
     }
     Hello hello{k_magic, static_cast<std::uint32_t>(links_.rank), peer->cookie};
     auto sent = net::send_all(fd->get(), std::string_view(reinterpret_cast<const char*>(&hello), sizeof hello),
-                              deadline_);
+                              until);
     if (!sent) {
       return fail(ExitCode::launch, io_why(sent));
     }
@@ -285,7 +284,7 @@ private:
 
   // The connection from `peer_rank`: one that came early, or the next ones
   // until it comes (others are kept for their turn, strangers dropped).
-  Result<net::Fd> accept_from(int peer_rank) {
+  Result<net::Fd> accept_from(int peer_rank, Clock::time_point until) {
     if (auto early = early_.find(peer_rank); early != early_.end()) {
       net::Fd fd = std::move(early->second);
       early_.erase(early);
@@ -293,12 +292,12 @@ private:
     }
     while (true) {
       net::Fd fd;
-      auto accepted = net::accept_one(listener_.get(), fd, deadline_);
+      auto accepted = net::accept_one(listener_.get(), fd, until);
       if (!accepted) {
         return fail(ExitCode::launch, io_why(accepted));
       }
       Hello hello;
-      if (!net::recv_exact(fd.get(), reinterpret_cast<char*>(&hello), sizeof hello, deadline_) ||
+      if (!net::recv_exact(fd.get(), reinterpret_cast<char*>(&hello), sizeof hello, until) ||
           hello.magic != k_magic || hello.cookie != cookie_) {
         continue;
       }

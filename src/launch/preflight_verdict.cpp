@@ -126,8 +126,11 @@ PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const st
     if (slow[h] >= 2 && slow[h] * 2 > peers[h]) {
       at_fault[h] = true;
       std::size_t peer = worst[h]->a == h ? worst[h]->b : worst[h]->a;
+      // A host that never answered: its pairs' reason names it already.
+      const bool silent = worst[h]->failed.starts_with(hosts[h] + " ");
       v.findings.push_back({false, h, peer,
-                            hosts[h] + ": " + pair_reason(*worst[h], hosts[peer], v, min_fraction)});
+                            silent ? worst[h]->failed
+                                   : hosts[h] + ": " + pair_reason(*worst[h], hosts[peer], v, min_fraction)});
     }
   }
   for (const PairFigure& pair : pairs) {

@@ -50,6 +50,7 @@ JobSpec check_job(const JobSpec& job, std::size_t hosts) {
   check.container = {};
   check.watchdog = {};
   check.max_restarts = 0;
+  check.grace = Millis{1'000};  // a worker stopped at the budget goes at once
   check.log_dir.clear();
   check.strict_logs = false;
   check.output_ranks = {};

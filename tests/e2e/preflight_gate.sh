@@ -3,8 +3,8 @@
 # The preflight gate (issue 43): [preflight] and --preflight check the
 # network among the job's hosts before its ranks start, with real faults on
 # the test hosts (tests/netns/faults.inc): a host whose link is shaped to
-# 50 Mbit/s, a link between two hosts shaped so, a host that gets a tenth of
-# a CPU. The gate names the host or link and why; on_fail stops the job
+# 50 Mbit/s, a link between two hosts shaped so, a host whose check is
+# stopped as it starts. The gate names the host or link and why; on_fail stops the job
 # (exit 3, nothing launched), leaves the host out (the job runs on the
 # rest), or warns. min_fraction = 0.25 here: these hosts' bandwidth is this
 # machine's CPU, which other tests share (bench/README.md, "preflight").
@@ -23,7 +23,7 @@ expect_contains "$t/err" "bad.toml:4:"
 source "$DDL_SOURCE_DIR/tests/netns/hosts.inc"
 source "$DDL_SOURCE_DIR/tests/netns/faults.inc"
 netns_up 4
-trap 'rc=$?; netns_down; fault_cpu_clear; rm -rf "$t"; exit $rc' EXIT
+trap 'rc=$?; fault_stall_end; netns_down; rm -rf "$t"; exit $rc' EXIT
 A=("${NETNS_ADDRS[@]}")
 hosts=$(netns_hostspec 1)
 job() {  # job ON_FAIL: the job file with [preflight] on_fail = ON_FAIL ("" none)
@@ -72,6 +72,21 @@ expect_contains "$t/err" "ddl: error: preflight: ${A[2]}: "
 # exclude with a fixed np that the others cannot hold: exit 3, said why.
 run_job 3 exclude --np 4
 expect_contains "$t/err" "ddl: error: preflight: cannot start without ${A[2]}: "
+# The same check without a job: ddl hosts --check --bench.
+job "" >"$t/hosts.toml"
+expect_exit 3 ddl_ssh hosts "$t/hosts.toml" -H "$hosts" --check --bench
+expect_contains "$t/out" "preflight: 4 hosts, 6 pairs in "
+expect_contains "$t/out" "  ${A[2]}: "
+expect_exit 3 ddl_ssh hosts "$t/hosts.toml" -H "$hosts" --check --bench --json
+python3 - "$t/out" "${A[2]}" <<'PY' || fail "hosts --check --bench --json: $(cat "$t/out")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert len(doc["hosts"]) == 4 and all(h["reachable"] for h in doc["hosts"]), doc
+found = doc["preflight"]["findings"]
+assert [f["host"] for f in found] == [sys.argv[2]] and found[0]["kind"] == "host", found
+PY
+expect_exit 2 "$DDL" hosts -H localhost:1 --bench
+expect_contains "$t/err" "ddl: error: --bench: only with --check (ddl hosts --check --bench)"
 fault_clear 2
 
 # A slow link between two hosts fine with their other peers: named as a link.
@@ -81,8 +96,15 @@ expect_contains "$t/err" "ddl: error: preflight: link ${A[1]} - ${A[2]}: "
 expect_contains "$t/err" "both hosts fine with their other peers"
 fault_clear 1; fault_clear 2
 
-# A host whose ddl is slow to answer (a tenth of a CPU): named.
-fault_cpu 3 10
+# A host whose ddl is slow to answer (its check stopped as it starts): named,
+# and no other host or link with it; stopped at the budget, nothing left.
+fault_stall 3 "worker preflight"
 run_job 3 stop
-expect_contains "$t/err" "ddl: error: preflight: ${A[3]}: "
+expect_contains "$t/err" "ddl: error: preflight: ${A[3]} did not answer the check within 3s ([preflight] on_fail = \"stop\")"
+fault_stall_end
+for ns in "${NETNS_HOSTS[@]}"; do
+  ip netns pids "$ns" | while read -r pid; do
+    ! tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q "worker preflight" || fail "a check worker is left: $pid"
+  done
+done
 echo PASS
