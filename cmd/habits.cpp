@@ -235,9 +235,9 @@ std::size_t program_start(const CLI::App& run, const std::vector<std::string>& a
 
 // Options of `ddl run` that no launcher and few programs have: after the
 // program they are the program's, which a user who meant ddl's is told.
-constexpr std::array<std::string_view, 12> k_ddl_only = {
+constexpr std::array<std::string_view, 13> k_ddl_only = {
     "--dry-run", "--np", "--stdin", "--output-ranks", "--fold", "--max-restarts", "--split-logs", "--strict-logs",
-    "--timestamps", "--env-file", "--backend", "--log-dir"};
+    "--timestamps", "--env-file", "--backend", "--log-dir", "--preflight"};
 
 // One line on stderr when ddl's own options stand after the program (found
 // without "--"): they go to the program, as mpirun and torchrun would do.

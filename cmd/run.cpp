@@ -189,7 +189,8 @@ void add_run(CLI::App& app, Command& selected) {
               "that is not executable): that word is the program, the rest its arguments (replacing job.command); "
               "-- also ends them.\n\n"
               "Examples:\n  ddl run --np 4 python3 -u train.py --epochs 3\n"
-              "  ddl run -H 'node[1-2]:8' --name resnet job.toml\n  ddl run job.toml --dry-run");
+              "  ddl run -H 'node[1-2]:8' --name resnet job.toml\n  ddl run job.toml --dry-run\n"
+              "  ddl run -H 'node[01-16]:8' --np 64:128 --preflight job.toml");
   sub->callback([&selected, opts] {
     selected = [opts] {
       auto code = opts->trial.empty() ? run_job(*opts) : run_trial(*opts);

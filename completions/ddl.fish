@@ -78,6 +78,7 @@ complete -c ddl -n "$run" -l prefix -x -d 'Rank line prefix: {rank} {host} {loca
 complete -c ddl -n "$run" -l timestamps -d 'A UTC time before each rank line'
 complete -c ddl -n "$run" -l split-logs -d 'stdout and stderr in separate rank logs'
 complete -c ddl -n "$run" -l fold -d 'Identical whole outputs once, like dshbak -c'
+complete -c ddl -n "$run" -l preflight -d 'Check the network among the hosts first'
 complete -c ddl -n "$run" -s x -l env -x -a '(set -n | string replace -r \'$\' =)' -d 'Set K=V for every rank'
 complete -c ddl -n "$run" -l env-file -r -F -d 'NAME=VALUE lines for every rank, never on a command line'
 complete -c ddl -n "$run" -l bind -x -a 'none core numa gpu' -d 'Pin each rank to its cores, NUMA node or GPU\'s node'
@@ -88,6 +89,7 @@ complete -c ddl -n "__fish_seen_subcommand_from run; and __ddl_after_dashdash" -
 set -l sweep "__fish_seen_subcommand_from sweep; and not __ddl_after_dashdash"
 complete -c ddl -n "$sweep" -l dry-run -d 'List the trials and their placement; launch nothing'
 complete -c ddl -n "$sweep" -l report -d 'Print the path of SWEEP_DIR/report.html'
+complete -c ddl -n "$sweep" -l preflight -d "Check the network among each trial's hosts first"
 complete -c ddl -n "$sweep" -l resume -x -a '(__fish_complete_directories)' -d 'Go on with the sweep in DIR'
 complete -c ddl -n "$sweep" -l dir -x -a '(__fish_complete_directories)' -d 'The sweep directory'
 complete -c ddl -n "$sweep" -l timeout -x -d 'Stop a trial after this duration (30s, 5m, 2h)'
@@ -97,6 +99,7 @@ complete -c ddl -n "__fish_seen_subcommand_from sweep; and __ddl_after_dashdash"
 
 # hosts
 complete -c ddl -n '__fish_seen_subcommand_from hosts' -l check -d 'Reach every host through the backend'
+complete -c ddl -n '__fish_seen_subcommand_from hosts' -l bench -d 'With --check: then the network among them'
 
 # bench allreduce
 complete -c ddl -n __ddl_bench_needs_allreduce -a allreduce -d 'Allreduce benchmark (nccl-tests flags)'
@@ -176,6 +179,7 @@ complete -c ddl -n "$persona_torchrun" -s F -l ssh-config -r -d 'OpenSSH config 
 complete -c ddl -n "$persona_torchrun" -l timeout -r -d 'End the whole job after DUR (30s, 2h); exit 124'
 complete -c ddl -n "$persona_torchrun" -l dry-run -d 'Print ddl\'s plan (hosts, ranks, env, command); launch nothing'
 complete -c ddl -n "$persona_torchrun" -l stdin -x -a '0 all none' -d 'Which ranks read ddl\'s stdin (default: rank 0)'
+complete -c ddl -n "$persona_torchrun" -l preflight -d 'Check the network among the hosts first; a slow host stops the job (exit 3)'
 complete -c ddl -n "$persona_torchrun" -s v -l verbose -d 'ddl explains its choices (repeat for debug)'
 complete -c ddl -n "$persona_torchrun" -s q -l quiet -d 'ddl prints only errors'
 complete -c ddl -n "$persona_torchrun" -s h -l help -d 'This help'
@@ -208,6 +212,7 @@ complete -c ddl -n "$persona_mpirun" -l name -r -d 'The job\'s name in ddl ps (d
 complete -c ddl -n "$persona_mpirun" -s F -l ssh-config -r -d 'OpenSSH config to read ("none": none)'
 complete -c ddl -n "$persona_mpirun" -l dry-run -d 'Print ddl\'s plan (hosts, ranks, env, command); launch nothing'
 complete -c ddl -n "$persona_mpirun" -l stdin -x -a '0 all none' -d 'Which ranks read ddl\'s stdin (default: rank 0)'
+complete -c ddl -n "$persona_mpirun" -l preflight -d 'Check the network among the hosts first; a slow host stops the job (exit 3)'
 complete -c ddl -n "$persona_mpirun" -s h -l help -d 'This help'
 complete -c ddl -n "$persona_horovodrun" -s v -l version -d 'Refused: ask Horovod (python3 -c \'import horovod\')'
 complete -c ddl -n "$persona_horovodrun" -o np -l num-proc -r -d 'Ranks (default: every slot)'
@@ -277,6 +282,7 @@ complete -c ddl -n "$persona_horovodrun" -s F -l ssh-config -r -d 'OpenSSH confi
 complete -c ddl -n "$persona_horovodrun" -l timeout -r -d 'End the whole job after DUR (30s, 2h); exit 124'
 complete -c ddl -n "$persona_horovodrun" -l dry-run -d 'Print ddl\'s plan (hosts, ranks, env, command); launch nothing'
 complete -c ddl -n "$persona_horovodrun" -l stdin -x -a '0 all none' -d 'Which ranks read ddl\'s stdin (default: rank 0)'
+complete -c ddl -n "$persona_horovodrun" -l preflight -d 'Check the network among the hosts first; a slow host stops the job (exit 3)'
 complete -c ddl -n "$persona_horovodrun" -s q -l quiet -d 'ddl prints only errors'
 complete -c ddl -n "$persona_horovodrun" -s h -l help -d 'This help'
 complete -c ddl -n "$persona_deepspeed" -s H -l hostfile -r -d 'Hosts, `host slots=N` lines (default /job/hostfile if there)'
@@ -315,5 +321,6 @@ complete -c ddl -n "$persona_deepspeed" -s F -l ssh-config -r -d 'OpenSSH config
 complete -c ddl -n "$persona_deepspeed" -l timeout -r -d 'End the whole job after DUR (30s, 2h); exit 124'
 complete -c ddl -n "$persona_deepspeed" -l dry-run -d 'Print ddl\'s plan (hosts, ranks, env, command); launch nothing'
 complete -c ddl -n "$persona_deepspeed" -l stdin -x -a '0 all none' -d 'Which ranks read ddl\'s stdin (default: rank 0)'
+complete -c ddl -n "$persona_deepspeed" -l preflight -d 'Check the network among the hosts first; a slow host stops the job (exit 3)'
 complete -c ddl -n "$persona_deepspeed" -s v -l verbose -d 'ddl explains its choices (repeat for debug)'
 complete -c ddl -n "$persona_deepspeed" -s h -l help -d 'This help'

@@ -72,3 +72,16 @@ TEST_CASE("preflight: latency alone above the factor fails", "[preflight]") {
   CHECK_THAT(v.findings[0].why, Catch::Contains("5 ms to 198.18.0."));
   CHECK_THAT(v.findings[0].why, Catch::Contains("against a median of 0.2 ms"));
 }
+
+TEST_CASE("preflight: a host that never answered is named so", "[preflight]") {
+  auto pairs = figures(4, [](auto, auto) { return false; });
+  for (auto& pair : pairs) {
+    if (pair.a == 3 || pair.b == 3) pair.failed = "198.18.0.4 did not answer the check within 3s";
+  }
+  auto v = ddl::judge_preflight(names(4), pairs, 0.5, 4.0);
+  REQUIRE(v.findings.size() == 1);
+  CHECK_FALSE(v.findings[0].is_link);
+  CHECK(v.findings[0].host == 3);
+  CHECK(v.findings[0].why == "198.18.0.4 did not answer the check within 3s");
+  CHECK(v.median_gbps == Approx(1.9));
+}
