@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -29,9 +28,8 @@ constexpr Millis k_worker_allowance{1'000};
 // A slow pair's second chance: measured this many times more, one pair at
 // a time, its best try counting. On this machine's test hosts (veth, 2
 // cores shared by every host) a pair's bandwidth among others running at
-// once varies up to four times with how many share the CPU, while a real
-// fault (a rate-limited link, a host that gets a tenth of the CPU) stays 5
-// to 300 times behind when measured alone.
+// once varies up to four times with how many share the CPU, while a
+// rate-limited link stays hundreds of times behind when measured alone.
 constexpr int k_suspect_tries = 2;
 
 // Each direction's stream: a fortieth of the budget, within 10 to 50 ms.

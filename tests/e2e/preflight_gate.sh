@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# ctest: timing
 # The preflight gate (issue 43): [preflight] and --preflight check the
 # network among the job's hosts before its ranks start, with real faults on
 # the test hosts (tests/netns/faults.inc): a host whose link is shaped to
@@ -7,7 +8,8 @@
 # stopped as it starts. The gate names the host or link and why; on_fail stops the job
 # (exit 3, nothing launched), leaves the host out (the job runs on the
 # rest), or warns. min_fraction = 0.25 here: these hosts' bandwidth is this
-# machine's CPU, which other tests share (bench/README.md, "preflight").
+# machine's CPU (bench/README.md, "preflight"); the timing label runs it
+# alone, where another test's load cannot starve the hosts it measures.
 source "$DDL_SOURCE_DIR/tests/e2e/common.inc"
 
 # One host: no network to check, the job runs; a dry run checks nothing.
