@@ -19,6 +19,7 @@ trap 'rc=$?; netns_down; rm -rf "$t"; exit $rc' EXIT
 A=("${NETNS_ADDRS[@]}")
 {
   cat "$NETNS_DIR/ssh.toml"
+  # shellcheck disable=SC2016 # expanded by each rank's sh
   printf '[job]\ncommand = ["sh", "-c", "echo rank $DDL_RANK on $(hostname)"]\n'
   printf '[preflight]\nmin_fraction = 0.25\non_fail = "stop"\n'
 } >"$t/job.toml"
