@@ -6,26 +6,20 @@
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 
 #include <fmt/core.h>
 
-#include "backends/registry.hpp"
 #include "backends/ssh/ssh_broker.hpp"
 #include "cmd/command.hpp"
-#include "src/launch/plan_hosts.hpp"
-#include "src/plan/plan.hpp"
-#include "src/render/frameworks/torch.hpp"
+#include "src/session/sweep_setup.hpp"
 #include "src/sweep/report_html.hpp"
 #include "src/sweep/results.hpp"
-#include "src/sweep/runner.hpp"
+#include "src/sweep/sweep_job.hpp"
 #include "src/util/log.hpp"
 #include "src/util/own_path.hpp"
-#include "src/util/process.hpp"
 #include "src/util/table.hpp"
 #include "src/util/text.hpp"
 
@@ -42,221 +36,6 @@ struct SweepOptions {
   bool dry_run = false;
   bool report = false;  // print the path of SWEEP_DIR/report.html
 };
-
-// The sweep's hosts, through its backend and the host pipeline (as `ddl run`
-// finds them: --include / --exclude, addresses, GPU probe).
-struct SweepHosts {
-  std::string backend;
-  bool shares_broker = false;  // the trials reach the hosts through the sweep's broker
-  Inventory hosts;
-};
-
-Result<SweepHosts> sweep_hosts(const JobSpec& job) {
-  auto selected = select_backend(job);
-  if (!selected) {
-    return fail(selected.error());
-  }
-  if (!selected->backend->takes_host_subsets()) {
-    return fail(ExitCode::usage, "ddl sweep: the kubernetes backend cannot place a trial on some of its pods; "
-                                 "use ssh over the pods' addresses or run one job per trial");
-  }
-  auto hosts = hosts_for_plan(job, *selected->backend, std::move(selected->hosts));
-  if (!hosts) {
-    return fail(hosts.error());
-  }
-  return SweepHosts{std::string(selected->backend->name()), selected->backend->shares_sweep_broker(),
-                    std::move(*hosts)};
-}
-
-// The job a sweep runs, and its snapshot that every trial gets.
-struct SweepJob {
-  sweep::JobSnapshot snapshot;
-  JobSpec job;
-};
-
-// --resume: the journal's snapshot, so that the rest runs as the sweep
-// began; a job file or trial options given again must be the same.
-Result<sweep::JobSnapshot> resumed_snapshot(const SweepOptions& opts, const Overrides& overrides,
-                                            const Json& stored) {
-  auto snapshot = sweep::snapshot_from_json(stored);
-  if (!snapshot) {
-    return fail(ExitCode::usage, fmt::format("{}: {}", opts.resume, snapshot.error().message));
-  }
-  if (!opts.common.job_file.empty()) {
-    auto text = read_job_file(opts.common.job_file);
-    if (!text) return fail(text.error());
-    if (*text != snapshot->toml) {
-      return fail(ExitCode::usage, fmt::format("{}: the job file changed since this sweep began; resume without "
-                                               "it to run the rest as the sweep began (its copy is in {}/{}), "
-                                               "or start a new sweep",
-                                               opts.common.job_file, opts.resume, sweep::k_journal_name));
-    }
-  }
-  const sweep::JobSnapshot given{"", "", sweep::trial_options(overrides)};
-  if (sweep::has_trial_options(overrides) &&
-      sweep::snapshot_json(given)["options"] != sweep::snapshot_json(*snapshot)["options"]) {
-    return fail(ExitCode::usage, fmt::format("{}: the options -x, --timeout, --max-restarts, --backend and the "
-                                             "command differ from the ones this sweep began with ({}); resume "
-                                             "without them, or with the same",
-                                             opts.resume,
-                                             to_json_text(sweep::snapshot_json(*snapshot)["options"],
-                                                          JsonStyle::spaced)));
-  }
-  return snapshot;
-}
-
-Result<SweepJob> read_sweep_job(const SweepOptions& opts, const Overrides& overrides,
-                                const std::optional<sweep::JournalState>& journal) {
-  if (journal && journal->sweep.contains("snapshot")) {
-    auto snapshot = resumed_snapshot(opts, overrides, journal->sweep["snapshot"]);
-    if (!snapshot) return fail(snapshot.error());
-    auto job = sweep::snapshot_job(*snapshot, overrides);
-    if (!job) return fail(job.error());
-    return SweepJob{std::move(*snapshot), std::move(*job)};
-  }
-  // A new sweep (or the journal of a ddl that kept no snapshot): the file now.
-  const std::string file = opts.common.job_file.empty() ? journal->sweep.value("job", "") : opts.common.job_file;
-  auto text = read_job_file(file);
-  if (!text) return fail(text.error());
-  auto job = parse_job(*text, file, overrides);
-  if (!job) return fail(job.error());
-  return SweepJob{{fs::absolute(file).string(), std::move(*text), sweep::trial_options(overrides)}, std::move(*job)};
-}
-
-// Ranks per trial: --np N, else sweep.np, else [launch] np, else 1. Both
-// keys with different values, or a range, are refused: either would
-// otherwise be dropped without a word.
-Result<int> trial_np(const JobSpec& job, const Overrides& overrides) {
-  if (overrides.np) {
-    if (overrides.np->find(':') != std::string::npos) {
-      return fail(ExitCode::usage, fmt::format("--np: {}: ddl sweep takes the ranks of each trial, N, not MIN:MAX",
-                                               *overrides.np));
-    }
-    return *job.launch.np.max;
-  }
-  const NpRange& launch = job.launch.np;
-  if (launch.elastic()) {
-    return fail(ExitCode::usage, fmt::format("{}: [launch] np or min_np: ddl sweep takes the ranks of each trial, "
-                                             "N (sweep.np), not a range",
-                                             job.source));
-  }
-  if (job.sweep->np && launch.max && *launch.max != *job.sweep->np) {
-    return fail(ExitCode::usage, fmt::format("{}: sweep.np = {} and [launch] np = {}: a trial's ranks are sweep.np; "
-                                             "keep one of the two",
-                                             job.source, *job.sweep->np, *launch.max));
-  }
-  return job.sweep->np.value_or(launch.max.value_or(1));
-}
-
-// Ports that a job file fixes would be shared by trials that run at once.
-Result<void> check_fixed_ports(const JobSpec& job, int most_at_once) {
-  if (most_at_once < 2) {
-    return {};
-  }
-  std::string problem;
-  if (job.rendezvous.port != 0) {
-    problem = fmt::format("rendezvous.port = {}", job.rendezvous.port);
-  } else if (job.torch.master_port != 0 && master_ports_needed(job) > 0) {
-    problem = fmt::format("torch.master_port = {}", job.torch.master_port);
-  }
-  if (problem.empty()) {
-    return {};
-  }
-  return fail(ExitCode::usage, fmt::format("{}: trials that run at once would share this port; set it to 0 "
-                                           "(a free port per trial) or sweep.max_parallel = 1", problem));
-}
-
-// Per host and slot, the GPUs of a trial rank holding that slot: those
-// `ddl run` binds to that slot's rank on the sweep's hosts (src/plan).
-sweep::SlotGpus slot_gpus(JobSpec job, const Inventory& hosts) {
-  sweep::SlotGpus out;
-  int total = 0;
-  for (const Host& host : hosts) total += host.slots;
-  job.launch.np = NpRange{total, std::nullopt};
-  auto plan = make_plan(job, hosts);
-  if (!job.launch.bind_gpus || !plan || total == 0) {
-    return out;
-  }
-  for (const Host& host : hosts) {
-    std::vector<std::vector<int>> slots;
-    for (const RankSlot& rank : plan->ranks) {
-      if (plan->hosts.at(rank.host_index).name == host.name) {
-        slots.push_back(rank.gpus);
-      }
-    }
-    slots.resize(static_cast<std::size_t>(host.slots));
-    out.push_back(std::move(slots));
-  }
-  return out;
-}
-
-std::string default_dir(const JobSpec& job) {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  ::gmtime_r(&now, &utc);
-  std::array<char, 32> stamp{};
-  std::strftime(stamp.data(), stamp.size(), "%Y%m%d-%H%M%S", &utc);
-  std::string dir = fmt::format("ddl-sweeps/{}-{}", job.name, stamp.data());
-  for (int n = 2; fs::exists(dir); ++n) dir = fmt::format("ddl-sweeps/{}-{}-{}", job.name, stamp.data(), n);
-  return dir;
-}
-
-sweep::SweepConfig make_config(const SweepOptions& opts, const SweepJob& sweep_job, const SweepHosts& hosts,
-                               const std::string& dir, int np) {
-  const JobSpec& job = sweep_job.job;
-  sweep::SweepConfig config;
-  config.dir = dir;
-  config.ddl = own_executable_path();
-  config.job = sweep_job.snapshot;
-  config.backend = hosts.backend;
-  config.shell = job.command_is_shell;
-  config.command = job.command_is_shell ? std::vector<std::string>{"/bin/sh", "-c", job.command.front()} : job.command;
-  const SweepSection& spec = *job.sweep;
-  config.np = np;
-  config.max_parallel = spec.max_parallel;
-  config.retries = spec.retries;
-  config.metric = spec.metric;
-  config.progress = ::isatty(2) != 0 && !opts.common.quiet && !opts.common.json;
-  config.quiet = opts.common.quiet;
-  return config;
-}
-
-Json trials_json(const std::vector<sweep::Trial>& trials) {
-  Json list = Json::array();
-  for (const sweep::Trial& trial : trials) list.push_back(Json{{"trial", trial.index}, {"params", sweep::params_json(trial)}});
-  return list;
-}
-
-Json sweep_record(const SweepJob& sweep_job, const std::vector<sweep::Trial>& trials) {
-  return Json{{"event", "sweep"},
-              {"version", 1},
-              {"job", sweep_job.snapshot.file},
-              {"name", sweep_job.job.name},
-              {"trials", trials_json(trials)},
-              {"snapshot", sweep::snapshot_json(sweep_job.snapshot)}};
-}
-
-// --resume: the journal's trials must be the job's; finished ones are kept.
-Result<std::vector<sweep::TrialOutcome>> resumed(const std::string& dir, const std::vector<sweep::Trial>& trials,
-                                                 const sweep::JournalState& state) {
-  if (state.sweep.value("trials", Json::array()) != trials_json(trials)) {
-    return fail(ExitCode::usage, fmt::format("{}: the job's [sweep] now makes other trials than this sweep's "
-                                             "journal lists; resume with the job file as it was", dir));
-  }
-  std::vector<sweep::TrialOutcome> outcomes(trials.size());
-  for (std::size_t i = 0; i < outcomes.size(); ++i) outcomes[i].trial = static_cast<int>(i);
-  for (const auto& [index, record] : state.finished) {
-    if (index < 0 || static_cast<std::size_t>(index) >= outcomes.size()) continue;
-    sweep::TrialOutcome& out = outcomes[static_cast<std::size_t>(index)];
-    out.result = record.value("result", "failed");
-    out.exit_code = record.value("exit_code", 0);
-    out.seconds = record.value("seconds", 0.0);
-    out.hosts = record.value("hosts", "");
-    out.attempts = record.value("attempt", 0) + 1;
-    if (record.contains("metric") && record["metric"].is_number()) out.metric = record["metric"].get<double>();
-  }
-  return outcomes;
-}
 
 int print_dry_run(const SweepOptions& opts, const sweep::SweepConfig& config, const std::vector<sweep::Trial>& trials,
                   sweep::SlotPool pool, const std::vector<int>& todo) {
@@ -286,14 +65,6 @@ int print_dry_run(const SweepOptions& opts, const sweep::SweepConfig& config, co
   return 0;
 }
 
-int exit_code(const sweep::SweepOutcome& outcome) {
-  if (outcome.stop_signal != 0) return 128 + outcome.stop_signal;
-  for (const auto& out : outcome.trials) {
-    if (out.result != "ok") return 1;
-  }
-  return 0;
-}
-
 // `report`: the path of report.html ("" when it could not be written): a
 // key of --json, a last line with --report.
 void print_results(const SweepOptions& opts, const std::string& dir, const std::vector<sweep::Trial>& trials,
@@ -311,19 +82,6 @@ void print_results(const SweepOptions& opts, const std::string& dir, const std::
   std::fflush(stdout);
 }
 
-// The sweep's folder, and the trial folders already in it (a resume's) that
-// are to run again, checked before anything is written there.
-Result<void> own_sweep_folders(const std::string& dir, const std::vector<int>& todo) {
-  if (auto own = own_folder(dir, "sweep folder", true); !own) return fail(own.error());
-  for (int trial : todo) {
-    const std::string folder = dir + "/" + sweep::trial_folder(trial);
-    std::error_code ec;
-    if (!fs::exists(fs::symlink_status(folder, ec))) continue;
-    if (auto own = own_folder(folder, "sweep folder", false); !own) return fail(own.error());
-  }
-  return {};
-}
-
 Result<int> run_sweep_command(SweepOptions opts) {
   auto overrides = start_command(opts.common);
   if (!overrides) return fail(overrides.error());
@@ -337,32 +95,33 @@ Result<int> run_sweep_command(SweepOptions opts) {
   } else if (opts.common.job_file.empty()) {
     return fail(ExitCode::usage, "ddl sweep needs a job file with a [sweep] section (or --resume DIR)");
   }
-  auto sweep_job = read_sweep_job(opts, *overrides, journal_state);
+  auto sweep_job = sweep::read_sweep_job(opts.resume, opts.common.job_file, *overrides, journal_state);
   if (!sweep_job) return fail(sweep_job.error());
   const JobSpec* job = &sweep_job->job;
   if (!job->sweep) {
     return fail(ExitCode::usage, fmt::format("{}: no [sweep] section; see 'ddl init --template sweep'", job->source));
   }
   if (auto has_command = require_command(*job); !has_command) return fail(has_command.error());
-  auto np = trial_np(*job, *overrides);
+  auto np = sweep::trial_np(*job, *overrides);
   if (!np) return fail(np.error());
-  auto hosts = sweep_hosts(*job);
+  auto hosts = session::sweep_hosts(*job);
   if (!hosts) return fail(hosts.error());
-  sweep::SlotPool pool(hosts->hosts, slot_gpus(*job, hosts->hosts));
-  const std::string dir = fs::absolute(!opts.resume.empty() ? opts.resume : !opts.dir.empty() ? opts.dir : default_dir(*job)).lexically_normal().string();
-  sweep::SweepConfig config = make_config(opts, *sweep_job, *hosts, dir, *np);
+  sweep::SlotPool pool(hosts->hosts, sweep::slot_gpus(*job, hosts->hosts));
+  const std::string dir = fs::absolute(!opts.resume.empty() ? opts.resume : !opts.dir.empty() ? opts.dir : sweep::default_sweep_dir(*job)).lexically_normal().string();
+  const bool progress = ::isatty(2) != 0 && !opts.common.quiet && !opts.common.json;
+  sweep::SweepConfig config = session::make_sweep_config(*sweep_job, *hosts, dir, *np, progress, opts.common.quiet);
   if (config.np > pool.total_slots()) {
     return fail(ExitCode::usage, fmt::format("sweep.np = {}: the hosts have {} slots in all", config.np, pool.total_slots()));
   }
   const int at_once = pool.total_slots() / config.np;
-  if (auto ports = check_fixed_ports(*job, config.max_parallel > 0 ? std::min(at_once, config.max_parallel) : at_once); !ports) {
+  if (auto ports = session::check_fixed_ports(*job, config.max_parallel > 0 ? std::min(at_once, config.max_parallel) : at_once); !ports) {
     return fail(ports.error());
   }
   const auto trials = sweep::make_trials(*job->sweep);
   std::vector<sweep::TrialOutcome> outcomes(trials.size());
   for (std::size_t i = 0; i < outcomes.size(); ++i) outcomes[i].trial = static_cast<int>(i);
   if (journal_state) {
-    auto kept = resumed(dir, trials, *journal_state);
+    auto kept = sweep::resumed_outcomes(dir, trials, *journal_state);
     if (!kept) return fail(kept.error());
     outcomes = std::move(*kept);
   }
@@ -372,11 +131,11 @@ Result<int> run_sweep_command(SweepOptions opts) {
   }
   if (opts.dry_run) return print_dry_run(opts, config, trials, pool, todo);
 
-  if (auto own = own_sweep_folders(dir, todo); !own) return fail(own.error());
+  if (auto own = sweep::own_sweep_folders(dir, todo); !own) return fail(own.error());
   auto journal = sweep::Journal::open(dir, !journal_state);
   if (!journal) return fail(journal.error());
   auto first = journal_state ? journal->append(Json{{"event", "resumed"}, {"trials", todo.size()}})
-                             : journal->append(sweep_record(*sweep_job, trials));
+                             : journal->append(sweep::sweep_record(*sweep_job, trials));
   if (!first) return fail(first.error());
   if (!opts.common.quiet) {
     std::fprintf(stderr, "ddl sweep: %zu trials (%zu to run), %d ranks each, on %d slots (%s); directory %s\n",
@@ -399,7 +158,7 @@ Result<int> run_sweep_command(SweepOptions opts) {
   auto outcome = sweep::run_sweep(config, trials, todo, std::move(outcomes), pool, *journal);
   broker.reset();
   if (!outcome) return fail(outcome.error());
-  const int code = exit_code(*outcome);
+  const int code = sweep::sweep_exit_code(*outcome);
   if (auto end = journal->append(Json{{"event", "end"}, {"exit_code", code}}); !end) return fail(end.error());
   auto report = sweep::write_report(dir, job->name, trials, *outcome, job->sweep->metric);
   if (!report) print_warning(fmt::format("ddl sweep: {}", report.error().message));
