@@ -1,38 +1,18 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <optional>
-#include <string>
-#include <vector>
-
 #include <CLI/CLI.hpp>
 
-#include "src/collectives/bench_worker.hpp"
-#include "src/util/error.hpp"
+#include "src/collectives/bench_flags.hpp"
 
 namespace ddl::cmd {
 
-// all_reduce_perf's flags as typed, shared by `ddl bench allreduce` and the
-// hidden `ddl worker allreduce` it starts on every rank.
-struct BenchFlags {
-  std::string min_bytes = "8";
-  std::string max_bytes = "128M";
-  std::size_t step_factor = 2;
-  std::optional<std::string> step_bytes;
-  int iters = 20;
-  int warmup_iters = 5;
-  int check = 1;
-  std::string datatype = "float";
-  std::string op = "sum";
-  std::string transport = "auto";
-  int streams = 1;
-  bool progress = false;  // worker only: set by the launcher on a terminal
-};
+// all_reduce_perf's flags (src/collectives/bench_flags.hpp), shared by `ddl
+// bench allreduce` and the hidden `ddl worker allreduce` it starts on every rank.
+using coll::BenchFlags;
+using coll::worker_args;
+using coll::worker_options;
 
 void add_bench_flags(CLI::App& sub, BenchFlags& flags);
-// Validates every flag (ExitCode::usage, all problems at once).
-Result<coll::WorkerOptions> worker_options(const BenchFlags& flags);
-// The flags again, for the worker's argv (sizes in plain bytes).
-std::vector<std::string> worker_args(const coll::WorkerOptions& options);
 
 } // namespace ddl::cmd
