@@ -18,9 +18,9 @@ HostTransport transport_of_word(std::string_view word) {
 }
 
 std::unique_ptr<HostAccess> make_host_access(HostTransport transport, const SshSection& ssh,
-                                             const KubernetesSection& /*k8s*/) {
+                                             const KubernetesSection& k8s) {
   if (transport == HostTransport::kubectl) {
-    return std::make_unique<kubernetes::KubectlAccess>();
+    return std::make_unique<kubernetes::KubectlAccess>(k8s);
   }
   return std::make_unique<SshAccess>(ssh, SshAccess::Keep::nothing);
 }

@@ -90,7 +90,7 @@ std::string pod_workdir(const RankLaunch& launch) { return launch.workdir_is_def
 
 KubernetesBackend::KubernetesBackend(const KubernetesSection& k8s, std::optional<int> pod_slots,
                                      LabelNeed labels)
-    : PerRankBackend(std::make_unique<KubectlAccess>()), k8s_(k8s), pod_slots_(pod_slots), labels_(labels) {
+    : PerRankBackend(std::make_unique<KubectlAccess>(k8s)), k8s_(k8s), pod_slots_(pod_slots), labels_(labels) {
   // A rank's stdin is a pipe to kubectl; a write after kubectl died must be
   // an error, not the end of ddl.
   ::signal(SIGPIPE, SIG_IGN);

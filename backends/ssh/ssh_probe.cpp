@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "src/util/parallel.hpp"
+#include "backends/host_check_probe.hpp"
 #include "backends/ssh/shim_probe.hpp"
 #include "backends/ssh/ssh_config_scan.hpp"
 #include "backends/ssh/ssh_connect.hpp"
@@ -19,20 +20,6 @@
 namespace ddl {
 
 namespace {
-
-// Prints "ddl_version=..." (or "ddl_missing=1"); k_gpu_count_script follows.
-constexpr const char* k_version_script =
-    "if command -v \"$1\" >/dev/null 2>&1; then\n"
-    "  v=$(\"$1\" --version 2>/dev/null | head -n 1); echo \"ddl_version=${v#ddl }\"\n"
-    "else echo ddl_missing=1; fi\n";
-
-// Prints "gpu_count=N": nvidia-smi -L's GPUs, else /proc/driver/nvidia/gpus.
-constexpr const char* k_gpu_count_script =
-    "n=0\n"
-    "if command -v nvidia-smi >/dev/null 2>&1; then n=$(nvidia-smi -L 2>/dev/null | grep -c \"^GPU \"); fi\n"
-    "if [ \"${n:-0}\" = 0 ] && [ -d /proc/driver/nvidia/gpus ]; then\n"
-    "  n=$(ls /proc/driver/nvidia/gpus | wc -l); fi\n"
-    "echo \"gpu_count=$n\"\n";
 
 // Prints "source=ADDR" and "iface=NAME": the address this host's route to $1
 // leaves from and the interface holding it; else "error=WHY".
@@ -106,22 +93,13 @@ HostInterface route_one(const SshSection& ssh, const Host& host, const std::stri
   return parse_route_probe(std::string(out), target);
 }
 
-// The count of a "gpu_count=N" line; nullopt for any other line.
-std::optional<int> gpu_count_in(std::string_view line) {
-  if (!line.starts_with("gpu_count=")) {
-    return std::nullopt;
-  }
-  auto count = parse_int(trim(line.substr(10)));
-  return count ? std::optional<int>(static_cast<int>(*count)) : std::nullopt;
-}
-
 // The GPUs of a host whose connection is kept: nullopt when it could not be
 // made before (not tried again) or the shim gave no count.
 std::optional<int> count_gpus_one(const SshSection& ssh, const Host& host, SshConnection& kept) {
   if (!kept.session && !kept.error.empty()) {
     return std::nullopt;
   }
-  auto answer = ask_shim(ssh, host, kept, k_gpu_count_script);
+  auto answer = ask_shim(ssh, host, kept, gpu_count_script());
   if (!answer || answer->status != 0) {
     return std::nullopt;
   }
@@ -139,28 +117,14 @@ HostCheck check_one(const SshSection& ssh, const Host& host, const std::string& 
     check.error = stop::error("connecting").message;
     return check;
   }
-  auto answer = ask_shim(ssh, host, kept, fmt::format("{}{}", k_version_script, k_gpu_count_script), {remote_ddl});
-  check.reachable = kept.session != nullptr;
+  auto answer = ask_shim(ssh, host, kept, host_check_script(), {remote_ddl});
   if (!answer) {
+    check.reachable = kept.session != nullptr;
     check.error = answer.error().message;
     return check;
   }
-  bool missing = false;
-  for (const auto& raw : split(answer->out, '\n')) {
-    std::string_view line = trim(raw);
-    if (line.starts_with("ddl_version=")) {
-      check.ddl_version = std::string(trim(line.substr(12)));
-    } else if (line.starts_with("ddl_missing=")) {
-      missing = true;
-    } else if (auto count = gpu_count_in(line)) {
-      check.gpu_count = count;
-    }
-  }
-  if (answer->status != 0) {
-    check.error = fmt::format("the probe failed (exit {}): {}", answer->status, trim(answer->out));
-  } else if (missing) {
-    check.error = fmt::format("ddl not found at {}", remote_ddl);
-  }
+  check = read_host_check(answer->out, answer->status, remote_ddl);
+  check.reachable = kept.session != nullptr;
   return check;
 }
 

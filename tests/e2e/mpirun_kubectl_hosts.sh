@@ -3,8 +3,9 @@
 # backend = "mpirun" over pods ([kubernetes] selector): mpirun's rsh agent
 # (`ddl rsh`) reaches them with kubectl exec, and so must the host questions
 # (issue 42): slots = "gpus" takes each pod's GPU limit, as backend
-# kubernetes does, and `hosts --check` never goes over ssh (both did: "cannot
-# probe the GPUs of every host: trainer-1: cannot connect"). kubectl
+# kubernetes does, and `hosts --check` goes through kubectl exec, never over
+# ssh (both went over ssh: "cannot probe the GPUs of every host: trainer-1:
+# cannot connect"). kubectl
 # is the TEST DOUBLE tests/fakes/kubectl; the pods' addresses are loopback
 # ones and [ssh] port 1, so that an ssh attempt fails at once and reaches
 # nothing.
@@ -41,11 +42,12 @@ PY
 expect_not_contains "$t/err" "refused"
 expect_contains "$t/kubectl.log" "namespace=ml get pods -l app=trainer"
 
-# --check: not available over kubectl (as with backend kubernetes), never
-# tried over ssh.
-expect_exit 3 timeout 30 "$DDL" hosts "$t/job.toml" --check
+# --check: through kubectl exec, as with backend kubernetes
+# (hosts_check_kubectl.sh), never tried over ssh.
+expect_exit 0 timeout 30 "$DDL" hosts "$t/job.toml" --check
 for pod in trainer-1 trainer-2 trainer-10; do
-  grep -qE "^$pod +127\.0\.0\.[0-9]+ +no +- +- +--check is not available for the mpirun backend$" "$t/out" ||
+  grep -qE "^$pod +127\.0\.0\.[0-9]+ +yes +[0-9][^ ]* +[0-9]+ +-$" "$t/out" ||
     { cat "$t/out"; fail "--check of pod $pod"; }
+  expect_contains "$t/kubectl.log" "namespace=ml exec -i $pod -c trainer -- sh -c"
 done
 expect_not_contains "$t/out" "connect"

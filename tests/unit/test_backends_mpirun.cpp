@@ -225,6 +225,7 @@ TEST_CASE("Hydra's -prepend-rank output goes back to each rank, a failure at onc
 TEST_CASE("mpirun over pods asks its hosts as its rsh agent does: kubectl, never ssh", "[mpirun]") {
   MpirunOptions options;
   options.rsh_transport = HostTransport::kubectl;
+  options.kubernetes.kubectl = std::string(DDL_SOURCE_DIR) + "/tests/fakes/kubectl";  // knows no pod here
   MpirunBackend backend(std::move(options));
   // Names that resolve nowhere: an ssh attempt would fail, not reach a host.
   const Inventory pods = {Host{"trainer-1.invalid", "198.18.255.250", 2, {0, 1}, "kubernetes"}};
@@ -235,7 +236,7 @@ TEST_CASE("mpirun over pods asks its hosts as its rsh agent does: kubectl, never
   const auto checks = backend.check(pods);
   REQUIRE(checks.size() == 1);
   CHECK_FALSE(checks.front().reachable);
-  CHECK(checks.front().error == "--check is not available for the mpirun backend");
+  CHECK(checks.front().error == "Error from server (NotFound): pods \"trainer-1.invalid\" not found");
   CHECK(backend.resolve_addresses(pods).front().address == "198.18.255.250");
   CHECK_FALSE(backend.master_port(pods.front(), 29500, 1).has_value());
 }
