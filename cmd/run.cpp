@@ -177,7 +177,8 @@ void add_run(CLI::App& app, Command& selected) {
       ->check(CLI::IsMember(bind_names()));
   sub->add_flag("--preflight", opts->common.overrides.preflight,
                 "Check the network among the hosts before the ranks start; a host or link behind the median "
-                "is left out (np a range) or stops the job (exit 3); [preflight]");
+                "is left out (np a range) or stops the job (exit 3); [preflight] enabled = true");
+  sub->add_flag("--no-preflight", opts->common.overrides.no_preflight, "No check before the ranks start, whatever [preflight] enabled says");
   sub->add_option("--mpi", opts->common.overrides.mpi,
                   "How MPI ranks become one world: mpirun, pmix (ddl hosts a PMIx server on each host; "
                   "srun --mpi=pmix under backend slurm), or auto (pmix where proven); [mpi] launch")

@@ -183,6 +183,7 @@ void add_sweep(CLI::App& app, Command& selected) {
   sub->add_option("-x,--env", opts->common.overrides.env, "Set K=V for every rank of every trial (repeatable)");
   sub->add_flag("--preflight", opts->common.overrides.preflight,
                 "Check the network among each trial's hosts before its ranks start; [preflight]");
+  sub->add_flag("--no-preflight", opts->common.overrides.no_preflight, "No check before a trial's ranks start");
   sub->footer("--np sets the ranks per trial (sweep.np, else [launch] np, else 1). Everything after -- is the command; "
               "{name} in it is replaced by the trial's value of parameter name.\n\n"
               "Examples:\n  ddl sweep sweep.toml --dry-run\n  ddl sweep sweep.toml -- python3 train.py --lr {learning_rate}");

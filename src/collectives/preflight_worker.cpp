@@ -32,6 +32,8 @@ constexpr char k_data = 'd';
 // Bytes in flight per stream (the kernel doubles it): enough for a fast
 // link's round trip, and little to drain at the end of a slow one's stream.
 constexpr int k_send_buffer = 128 << 10;
+// How long a connection has to say who it is.
+constexpr Millis k_hello_wait{200};
 
 struct Hello {
   std::uint32_t magic = k_magic;
@@ -222,6 +224,7 @@ public:
     if (auto set = links_.publish(std::string(k_preflight_address_key) + std::to_string(links_.rank), mine); !set) {
       return fail(set.error());
     }
+    wait_for_everyone();
     for (std::size_t turn = 0; turn < options_.pairs.size(); ++turn) {
       const PreflightPair& pair = options_.pairs[turn];
       if (pair.a != links_.rank && pair.b != links_.rank) {
@@ -245,6 +248,24 @@ public:
   }
 
 private:
+  // Every host of the check started (its address published), a bounded
+  // while: a pair measured while the others still start shares the CPU
+  // with their start. A host later than that is waited for by its pairs.
+  void wait_for_everyone() {
+    int world = 0;
+    for (const PreflightPair& pair : options_.pairs) {
+      world = std::max({world, pair.a + 1, pair.b + 1});
+    }
+    const auto until = std::min(deadline_, Clock::now() + Millis{1'000});
+    for (int rank = 0; rank < world; ++rank) {
+      const auto left = std::chrono::duration_cast<Millis>(until - Clock::now());
+      if (left <= Millis{0} ||
+          !links_.wait_for(std::string(k_preflight_address_key) + std::to_string(rank), left)) {
+        return;
+      }
+    }
+  }
+
   PreflightLine measure(const PreflightPair& pair) {
     const bool dialer = pair.a == links_.rank;
     auto address = links_.wait_for(std::string(k_preflight_address_key) + std::to_string(dialer ? pair.b : pair.a),
@@ -296,8 +317,11 @@ private:
       if (!accepted) {
         return fail(ExitCode::launch, io_why(accepted));
       }
+      // A connection that says nothing is dropped soon: a stranger on the
+      // host must not use up the pair's while.
       Hello hello;
-      if (!net::recv_exact(fd.get(), reinterpret_cast<char*>(&hello), sizeof hello, until) ||
+      if (!net::recv_exact(fd.get(), reinterpret_cast<char*>(&hello), sizeof hello,
+                           std::min(until, Clock::now() + k_hello_wait)) ||
           hello.magic != k_magic || hello.cookie != cookie_) {
         continue;
       }

@@ -302,7 +302,8 @@ struct Overrides {
   std::optional<std::string> name;         // --name (default: the job file's stem)
   std::optional<std::string> ssh_config;   // -F/--ssh-config FILE ([ssh] config)
   std::optional<std::string> mpi;          // --mpi mpirun|pmix ([mpi] launch)
-  bool preflight = false;                  // --preflight: [preflight] with its defaults
+  bool preflight = false;                  // --preflight: [preflight] enabled = true
+  bool no_preflight = false;               // --no-preflight: enabled = false
 };
 
 

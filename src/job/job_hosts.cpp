@@ -274,7 +274,12 @@ void apply_overrides(const Overrides& o, JobSpec& job, SourcePlaces& places, Dia
   if (o.np) {
     apply_np_range(*o.np, job, diag);
   }
-  job.preflight.enabled = job.preflight.enabled || o.preflight;
+  if (o.preflight && o.no_preflight) {
+    diag.option("--preflight and --no-preflight: give one");
+  } else if (o.preflight || o.no_preflight) {
+    job.preflight.enabled = o.preflight;
+    job.preflight.enabled_said = true;
+  }
   if (o.timeout) {
     auto timeout = parse_duration(*o.timeout);
     if (!timeout) {

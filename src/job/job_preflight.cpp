@@ -33,7 +33,9 @@ bool read_fraction(const Section& s, std::string_view key, double max, double& o
 void read_preflight(const SectionInput& in) {
   const Section s = in.keys();
   PreflightSection& preflight = in.job.preflight;
-  preflight.enabled = in.table() != nullptr;
+  preflight.in_file = in.table() != nullptr;
+  preflight.enabled_said = s.read_bool("enabled", preflight.enabled);
+  s.read_bool("network", preflight.network);
   read_fraction(s, "min_fraction", 1.0, preflight.min_fraction);
   if (double factor = 0; read_fraction(s, "max_latency_factor", 1000.0, factor)) {
     if (factor < 1.0) {
@@ -42,7 +44,10 @@ void read_preflight(const SectionInput& in) {
       preflight.max_latency_factor = factor;
     }
   }
-  s.read_duration("budget", preflight.budget, false);
+  if (s.read_duration("budget", preflight.budget, false) && preflight.budget < Millis{1'000}) {
+    // Less cannot hold a launch and a measurement: every host would be named.
+    s.diag().at(*s.node("budget"), "preflight.budget: must be at least 1s (the check launches on every host)");
+  }
   if (PreflightOnFail on_fail{}; read_choice(s, "on_fail", {"exclude", "stop", "warn"}, on_fail)) {
     preflight.on_fail = on_fail;
   }

@@ -16,10 +16,13 @@ namespace ddl {
 enum class PreflightOnFail { exclude, stop, warn };
 
 struct PreflightSection {
-  bool enabled = false;               // [preflight] present, or --preflight
+  bool enabled = false;               // enabled = true, or --preflight (--no-preflight: off)
+  bool enabled_said = false;          // enabled given in the file or on the command line
+  bool in_file = false;               // the job file has [preflight]
+  bool network = true;                // the network test among the hosts
   double min_fraction = 0.5;          // of the median bandwidth
   double max_latency_factor = 4.0;    // times the median latency
-  Millis budget{3'000};               // the whole check, bounded
+  Millis budget{5'000};               // the whole check, bounded
   std::optional<PreflightOnFail> on_fail;  // unset: exclude where np is a range, else stop
 };
 

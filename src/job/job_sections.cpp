@@ -34,7 +34,7 @@ const std::vector<SectionReader>& section_readers() {
       {"tensorflow", {"chief", "ps", "evaluator", "port", "success"}, read_tensorflow},
       {"sweep", {"method", "samples", "seed", "max_parallel", "np", "retries", "metric", "parameters"}, read_sweep},
       {"watchdog", {"stall", "progress", "straggler", "dump", "dump_timeout"}, read_watchdog},
-      {"preflight", {"min_fraction", "max_latency_factor", "budget", "on_fail"}, read_preflight},
+      {"preflight", {"enabled", "network", "min_fraction", "max_latency_factor", "budget", "on_fail"}, read_preflight},
       {"container", {"image", "runtime", "mounts", "options", "workdir"}, read_container},
       {"host_env", {}, read_host_env},
   };

@@ -34,8 +34,9 @@ double lower_median(std::vector<double> values) {
 std::string pair_reason(const PairFigure& pair, const std::string& peer, const PreflightVerdict& v,
                         double min_fraction) {
   const char* kind = pair.ring ? "ring neighbour" : "extra pair";
-  if (!pair.failed.empty()) {
-    return fmt::format("{} with {} ({})", pair.failed, peer, kind);
+  if (!pair.failed.empty()) {  // "H2 did not answer ..." names its host already
+    return pair.failed.starts_with(peer + " ") ? fmt::format("{} ({})", pair.failed, kind)
+                                                : fmt::format("{} with {} ({})", pair.failed, peer, kind);
   }
   if (pair.gbps < min_fraction * v.median_gbps) {
     return fmt::format("{:.2g} GB/s to {} against a median of {:.2g} GB/s ({})", pair.gbps, peer, v.median_gbps,

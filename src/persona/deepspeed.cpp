@@ -63,7 +63,7 @@ std::vector<Option> make_table() {
   };
   rows = with_ddl_options(std::move(rows), {DdlOption::hosts, DdlOption::python, DdlOption::job, DdlOption::name,
                                            DdlOption::ssh_config, DdlOption::timeout, DdlOption::dry_run,
-                                           DdlOption::verbose, DdlOption::stdin_ranks, DdlOption::preflight, DdlOption::help});
+                                           DdlOption::verbose, DdlOption::stdin_ranks, DdlOption::preflight, DdlOption::no_preflight, DdlOption::help});
   auto own_hosts = std::ranges::find(rows, static_cast<int>(DdlOption::hosts), &Option::id);
   own_hosts->names = {"--hosts"};  // -H is DeepSpeed's hostfile
   own_hosts->help = "ddl's hosts instead of a hostfile, e.g. node[01-04]:8";

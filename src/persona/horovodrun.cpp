@@ -154,7 +154,7 @@ std::vector<Option> make_table() {
   };
   return with_ddl_options(std::move(rows), {DdlOption::backend, DdlOption::job, DdlOption::name,
                                            DdlOption::ssh_config, DdlOption::timeout, DdlOption::dry_run,
-                                           DdlOption::quiet, DdlOption::stdin_ranks, DdlOption::preflight, DdlOption::help});
+                                           DdlOption::quiet, DdlOption::stdin_ranks, DdlOption::preflight, DdlOption::no_preflight, DdlOption::help});
 }
 
 const std::vector<Option>& table() {

@@ -51,7 +51,7 @@ std::vector<Option> make_table() {
       {{"-V", "--version"}, Arity::flag, "", "Refused: run mpirun --version", version},
   };
   return with_ddl_options(std::move(rows), {DdlOption::job, DdlOption::name, DdlOption::ssh_config,
-                                           DdlOption::dry_run, DdlOption::stdin_ranks, DdlOption::preflight, DdlOption::help});
+                                           DdlOption::dry_run, DdlOption::stdin_ranks, DdlOption::preflight, DdlOption::no_preflight, DdlOption::help});
 }
 
 const std::vector<Option>& table() {

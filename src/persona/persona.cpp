@@ -235,6 +235,7 @@ std::vector<Option> ddl_options(std::initializer_list<DdlOption> wanted) {
        static_cast<int>(DdlOption::stdin_ranks)},
       {{"--preflight"}, Arity::flag, "", "Check the network among the hosts first; a slow host stops the job (exit 3)",
        static_cast<int>(DdlOption::preflight)},
+      {{"--no-preflight"}, Arity::flag, "", "No check before the ranks start", static_cast<int>(DdlOption::no_preflight)},
   };
   std::vector<Option> rows;
   for (DdlOption option : wanted) {
@@ -282,6 +283,7 @@ bool apply_ddl_option(const Given& given, Launch& launch, std::optional<std::str
   case DdlOption::python: python = given.value(); return true;
   case DdlOption::stdin_ranks: launch.overrides.stdin_ranks = given.value(); return true;
   case DdlOption::preflight: launch.overrides.preflight = true; return true;
+  case DdlOption::no_preflight: launch.overrides.no_preflight = true; return true;
   }
   return false;
 }

@@ -142,7 +142,7 @@ struct Launch {
 // each personality, --backend, -H/--hosts, --hostfile, --python.
 enum class DdlOption {
   job = 1000, dry_run, name, ssh_config, timeout, verbose, quiet, help, backend, hosts, hostfile, python, stdin_ranks,
-  preflight
+  preflight, no_preflight
 };
 // The table rows of `wanted`, in the order given.
 std::vector<Option> ddl_options(std::initializer_list<DdlOption> wanted);

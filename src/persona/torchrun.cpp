@@ -62,7 +62,7 @@ std::vector<Option> make_table() {
   return with_ddl_options(std::move(rows), {DdlOption::hosts, DdlOption::hostfile, DdlOption::backend,
                                            DdlOption::python, DdlOption::job, DdlOption::name,
                                            DdlOption::ssh_config, DdlOption::timeout, DdlOption::dry_run,
-                                           DdlOption::verbose, DdlOption::quiet, DdlOption::stdin_ranks, DdlOption::preflight, DdlOption::help});
+                                           DdlOption::verbose, DdlOption::quiet, DdlOption::stdin_ranks, DdlOption::preflight, DdlOption::no_preflight, DdlOption::help});
 }
 
 const std::vector<Option>& table() {

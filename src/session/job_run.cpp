@@ -230,15 +230,35 @@ Result<void> JobRun::plan_ranks() {
 // host or link behind the job's median is left out, stops the job, or is
 // warned about ([preflight] on_fail).
 Result<void> JobRun::preflight() {
-  if (!job_.preflight.enabled || ask_.dry_run || ask_.worker) {
+  const PreflightSection& rules = job_.preflight;
+  if (rules.in_file && !rules.enabled_said && !ask_.worker) {
+    spdlog::warn("[preflight] is not enabled: set enabled = true in it, or pass --preflight");
+  }
+  if (!rules.enabled || !rules.network || ask_.dry_run || ask_.worker) {
     return {};
   }
-  if (planned_.plan.hosts.size() < 2) {
-    spdlog::info("preflight: {} host, no network to check", planned_.plan.hosts.size());
+  Inventory hosts = planned_.plan.hosts;
+  if (job_.launch.np.elastic()) {
+    // A host the backend cannot reach is left out by "hosts left", as
+    // without the gate; the check measures the others.
+    const auto problems = planned_.backend->preflight(hosts);
+    Inventory reached;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      if (i >= problems.size() || problems[i].empty()) {
+        reached.push_back(hosts[i]);
+      }
+    }
+    hosts = std::move(reached);
+  }
+  if (hosts.size() < 2) {
+    spdlog::info("preflight: {} host, no network to check", hosts.size());
     return {};
+  }
+  if (hosts.size() == 2) {
+    spdlog::warn("preflight: 2 hosts make one pair, the only figure of its median: it is measured, not judged");
   }
   PhaseTimer checking("network check");
-  auto outcome = check_network(job_, planned_.plan.hosts);
+  auto outcome = check_network(job_, hosts);
   checking.end();
   if (!outcome) {
     return fail(outcome.error().code, "preflight: " + outcome.error().message);
@@ -274,19 +294,22 @@ Result<void> JobRun::preflight() {
 }
 
 // The plan again without the hosts the preflight left out.
-Result<void> JobRun::leave_out(const std::vector<std::string>& names) {
+Result<void> JobRun::leave_out(const std::vector<LeftOutHost>& left_out) {
   Inventory kept;
+  std::vector<std::string> names;
   for (const Host& host : planned_.hosts) {
-    if (std::find(names.begin(), names.end(), host.name) == names.end()) {
+    auto found = std::ranges::find(left_out, host.name, &LeftOutHost::name);
+    if (found == left_out.end()) {
       kept.push_back(host);
     } else {
+      names.push_back(host.name);
       preflight_left_out_.push_back({host.name, "left out by the preflight"});
     }
   }
   auto plan = make_plan(job_, kept);
   if (!plan) {
-    return fail(ExitCode::launch, fmt::format("preflight: cannot start without {}: {}",
-                                              fmt::join(names, ", "), plan.error().message));
+    return fail(ExitCode::launch, fmt::format("preflight: cannot start without {}: {}", fmt::join(names, ", "),
+                                              plan.error().message));
   }
   planned_.plan = std::move(*plan);
   planned_.hosts = std::move(kept);

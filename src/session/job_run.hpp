@@ -99,7 +99,7 @@ private:
   Result<void> find_hosts();
   Result<void> plan_ranks();
   Result<void> preflight();
-  Result<void> leave_out(const std::vector<std::string>& names);
+  Result<void> leave_out(const std::vector<LeftOutHost>& left_out);
   Result<void> persona_checks();
   Result<void> mpi_mode();
   Result<void> output();

@@ -14,6 +14,7 @@
 #include "src/session/planned_job.hpp"
 #include "src/util/duration.hpp"
 #include "src/util/net.hpp"
+#include "src/util/signals.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::session {
@@ -87,10 +88,11 @@ Result<Measured> measure(const JobSpec& job, const Inventory& hosts, const std::
     }
     return selected;
   };
-  ask.worker = [&pairs, budget, sequential](const Backend& backend) {
+  const Millis window = stream_window(job.preflight.budget);
+  ask.worker = [&pairs, budget, window, sequential](const Backend& backend) {
     std::vector<std::string> command{backend.ddl_path(), "worker", "preflight", "--pairs",
                                      coll::format_preflight_pairs(pairs), "--window-ms",
-                                     std::to_string(stream_window(budget).count()), "--budget-ms",
+                                     std::to_string(window.count()), "--budget-ms",
                                      std::to_string(budget.count())};
     if (sequential) {
       command.emplace_back("--sequential");
@@ -234,6 +236,9 @@ Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& host
   if (!figures) {
     return fail(figures.error());
   }
+  if (stop::requested()) {  // the workers were stopped: their figures say nothing of the hosts
+    return fail(stop::error("checking the network"));
+  }
   const std::size_t ring_pairs = hosts.size() == 2 ? 1 : hosts.size();
   for (std::size_t i = 0; i < figures->size(); ++i) {
     (*figures)[i].ring = i < ring_pairs;
@@ -260,6 +265,9 @@ Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& host
     if (!again) {
       return fail(again.error());
     }
+    if (stop::requested()) {
+      return fail(stop::error("checking the network"));
+    }
     for (std::size_t i = 0; i < suspects.size(); ++i) {
       PairFigure& pair = outcome.pairs[suspect_index[i]];
       const PairFigure& second = (*again)[i];
@@ -278,28 +286,20 @@ Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& host
   return outcome;
 }
 
-std::vector<std::string> preflight_left_out(const PreflightOutcome& outcome) {
-  std::vector<std::string> out;
-  auto add = [&](std::size_t index) {
-    const std::string& name = outcome.hosts[index];
-    if (std::find(out.begin(), out.end(), name) == out.end()) {
-      out.push_back(name);
-    }
+std::vector<LeftOutHost> preflight_left_out(const PreflightOutcome& outcome) {
+  std::vector<LeftOutHost> out;
+  auto has = [&out](const std::string& name) {
+    return std::ranges::any_of(out, [&name](const LeftOutHost& host) { return host.name == name; });
   };
   for (const PreflightFinding& finding : outcome.verdict.findings) {
-    if (!finding.is_link) {
-      add(finding.host);
+    if (!finding.is_link && !has(outcome.hosts[finding.host])) {
+      out.push_back({outcome.hosts[finding.host], finding.why});
     }
   }
   for (const PreflightFinding& finding : outcome.verdict.findings) {
-    if (finding.is_link) {
-      const std::size_t a = finding.host;
-      const std::size_t b = finding.peer;
-      const bool mended = std::find(out.begin(), out.end(), outcome.hosts[a]) != out.end() ||
-                          std::find(out.begin(), out.end(), outcome.hosts[b]) != out.end();
-      if (!mended) {
-        add(std::max(a, b));
-      }
+    const std::string& later = outcome.hosts[std::max(finding.host, finding.peer)];
+    if (finding.is_link && !has(outcome.hosts[finding.host]) && !has(outcome.hosts[finding.peer])) {
+      out.push_back({later, finding.why});
     }
   }
   return out;
@@ -320,35 +320,44 @@ std::string preflight_summary(const PreflightOutcome& outcome) {
                      v.median_latency_ms, found);
 }
 
+// DESIGN.md's names (hosts, links with from, to, gbps and latency_us,
+// excluded with host and why), then the judgement.
 Json preflight_event(const PreflightOutcome& outcome, std::string_view action) {
-  Json pairs = Json::array();
+  Json links = Json::array();
   for (const PairFigure& pair : outcome.pairs) {
-    Json row{{"a", outcome.hosts[pair.a]}, {"b", outcome.hosts[pair.b]}, {"ring", pair.ring}};
+    Json link{{"from", outcome.hosts[pair.a]}, {"to", outcome.hosts[pair.b]}};
     if (pair.failed.empty()) {
-      row["gbps"] = pair.gbps;
-      row["latency_ms"] = pair.latency_ms;
+      link.update({{"gbps", pair.gbps}, {"latency_us", pair.latency_ms * 1000}});
     } else {
-      row["failed"] = pair.failed;
+      link.update({{"gbps", nullptr}, {"latency_us", nullptr}, {"failed", pair.failed}});
     }
-    pairs.push_back(std::move(row));
+    link["ring"] = pair.ring;
+    links.push_back(std::move(link));
+  }
+  Json excluded = Json::array();
+  if (action == "excluded") {
+    for (const LeftOutHost& host : preflight_left_out(outcome)) {
+      excluded.push_back(Json{{"host", host.name}, {"why", host.why}});
+    }
   }
   Json findings = Json::array();
   for (const PreflightFinding& finding : outcome.verdict.findings) {
-    Json row{{"kind", finding.is_link ? "link" : "host"}, {"host", outcome.hosts[finding.host]},
-             {"peer", outcome.hosts[finding.peer]}, {"why", finding.why}};
-    findings.push_back(std::move(row));
+    findings.push_back(Json{{"kind", finding.is_link ? "link" : "host"},
+                            {"host", outcome.hosts[finding.host]},
+                            {"peer", outcome.hosts[finding.peer]},
+                            {"why", finding.why}});
   }
   return Json{{"event", "preflight"},
               {"time", event_time_now()},
               {"hosts", outcome.hosts},
+              {"links", std::move(links)},
+              {"excluded", std::move(excluded)},
               {"median_gbps", outcome.verdict.median_gbps},
-              {"median_latency_ms", outcome.verdict.median_latency_ms},
-              {"pairs", std::move(pairs)},
+              {"median_latency_us", outcome.verdict.median_latency_ms * 1000},
               {"findings", std::move(findings)},
               {"remeasured", outcome.remeasured},
               {"seconds", std::round(outcome.seconds * 1000) / 1000},
-              {"action", action},
-              {"left_out", action == "excluded" ? preflight_left_out(outcome) : std::vector<std::string>{}}};
+              {"action", action}};
 }
 
 } // namespace ddl::session

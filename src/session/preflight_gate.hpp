@@ -14,6 +14,7 @@
 #include "src/inventory/inventory.hpp"
 #include "src/job/job.hpp"
 #include "src/launch/preflight_verdict.hpp"
+#include "src/plan/placement.hpp"
 #include "src/util/json.hpp"
 
 namespace ddl::session {
@@ -31,15 +32,18 @@ struct PreflightOutcome {
 // launched); hosts that do not answer are findings.
 Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& hosts);
 
-// The hosts to leave out for the findings: each faulty host, and of a slow
-// link its later end (either end mends the link; the later keeps rank 0).
-std::vector<std::string> preflight_left_out(const PreflightOutcome& outcome);
+// The hosts to leave out for the findings, each with its finding: each
+// faulty host, and of a slow link its later end (either end mends the link;
+// the later keeps rank 0).
+std::vector<LeftOutHost> preflight_left_out(const PreflightOutcome& outcome);
 
 // "preflight: 4 hosts, 6 pairs in 0.8 s: median 1.9 GB/s, 0.09 ms round trip; no host or link behind"
 std::string preflight_summary(const PreflightOutcome& outcome);
 
-// The `preflight` JSON event: the figures (the matrix), the medians, the
-// findings and `action` (passed, excluded, stopped, warned).
+// The `preflight` JSON event: every pair measured (links: from, to, gbps,
+// latency_us), the hosts excluded and why, the medians, the findings and
+// `action` (passed, excluded, stopped, warned; `ddl hosts --check --bench`:
+// passed or found).
 Json preflight_event(const PreflightOutcome& outcome, std::string_view action);
 
 } // namespace ddl::session

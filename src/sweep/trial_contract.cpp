@@ -96,12 +96,13 @@ constexpr std::array<std::pair<const char*, std::optional<std::string> Overrides
     {"output_ranks", &Overrides::output_ranks},
     {"prefix", &Overrides::prefix},
 }};
-constexpr std::array<std::pair<const char*, bool Overrides::*>, 5> k_flag_options{{
+constexpr std::array<std::pair<const char*, bool Overrides::*>, 6> k_flag_options{{
     {"strict_logs", &Overrides::strict_logs},
     {"timestamps", &Overrides::timestamps},
     {"split_logs", &Overrides::split_logs},
     {"fold", &Overrides::fold},
     {"preflight", &Overrides::preflight},
+    {"no_preflight", &Overrides::no_preflight},
 }};
 constexpr std::array<std::pair<const char*, std::vector<std::string> Overrides::*>, 2> k_list_options{{
     {"env", &Overrides::env},

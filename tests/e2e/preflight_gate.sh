@@ -13,9 +13,13 @@
 source "$DDL_SOURCE_DIR/tests/e2e/common.inc"
 
 # One host: no network to check, the job runs; a dry run checks nothing.
-printf '[job]\ncommand = ["sh", "-c", "echo launched"]\n[preflight]\non_fail = "stop"\n' >"$t/local.toml"
+printf '[job]\ncommand = ["sh", "-c", "echo launched"]\n[preflight]\nenabled = true\non_fail = "stop"\n' >"$t/local.toml"
 expect_exit 0 "$DDL" run "$t/local.toml" -H localhost:2
 expect_contains "$t/out" "launched"
+# A section without enabled = true (DESIGN.md: off by default) is said to be off.
+printf '[job]\ncommand = ["true"]\n[preflight]\non_fail = "stop"\n' >"$t/off.toml"
+expect_exit 0 "$DDL" run "$t/off.toml" -H localhost:1
+expect_contains "$t/err" "ddl: warning: [preflight] is not enabled: set enabled = true in it, or pass --preflight"
 expect_exit 0 "$DDL" run "$t/local.toml" -H localhost:2 --dry-run
 # A bad value is reported where it is.
 printf '[job]\ncommand = ["true"]\n[preflight]\nmin_fraction = 2\n' >"$t/bad.toml"
@@ -31,7 +35,7 @@ hosts=$(netns_hostspec 1)
 job() {  # job ON_FAIL: the job file with [preflight] on_fail = ON_FAIL ("" none)
   cat "$NETNS_DIR/ssh.toml"
   printf '[job]\ncommand = ["sh", "-c", "echo rank $DDL_RANK on $(hostname)"]\n'
-  [[ -z $1 ]] || printf '[preflight]\nmin_fraction = 0.25\non_fail = "%s"\n' "$1"
+  [[ -z $1 ]] || printf '[preflight]\nenabled = true\nmin_fraction = 0.25\non_fail = "%s"\n' "$1"
 }
 run_job() {  # run_job EXPECTED_EXIT ON_FAIL DDL_ARGS...
   local code=$1 on_fail=$2; shift 2
@@ -39,14 +43,15 @@ run_job() {  # run_job EXPECTED_EXIT ON_FAIL DDL_ARGS...
   expect_exit "$code" ddl_ssh run "$t/job.toml" -H "$hosts" "$@"
 }
 
-# No fault: the check passes, its event has the 6 pairs of 4 hosts, the job runs.
+# No fault: the check passes, its event (DESIGN.md's names) has the 6 pairs of 4 hosts, the job runs.
 run_job 0 stop --json
 python3 - "$t/out" <<'PY' || fail "preflight event: $(grep preflight "$t/out")"
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 pre = [e for e in events if e["event"] == "preflight"]
 assert len(pre) == 1 and pre[0]["action"] == "passed" and pre[0]["findings"] == [], pre
-assert len(pre[0]["pairs"]) == 6 and all(p["gbps"] > 0 and p["latency_ms"] > 0 for p in pre[0]["pairs"]), pre
+assert len(pre[0]["links"]) == 6 and all(l["gbps"] > 0 and l["latency_us"] > 0 and l["from"] != l["to"] for l in pre[0]["links"]), pre
+assert pre[0]["excluded"] == [] and len(pre[0]["hosts"]) == 4, pre
 assert len([e for e in events if e["event"] == "exit"]) == 4 or len([e for e in events if e["event"] == "started"]) == 4, events
 PY
 
@@ -68,9 +73,11 @@ expect_not_contains "$t/out" " on h3"
 run_job 0 warn
 expect_contains "$t/err" '; launching anyway ([preflight] on_fail = "warn")'
 for h in h1 h2 h3 h4; do expect_contains "$t/out" " on $h"; done
-# --preflight without the section: its defaults (np fixed: stop).
+# --preflight without the section: its defaults (np fixed: stop); --no-preflight: none.
 run_job 3 "" --preflight
 expect_contains "$t/err" "ddl: error: preflight: ${A[2]}: "
+run_job 0 stop --no-preflight
+expect_not_contains "$t/err" "preflight"
 # exclude with a fixed np that the others cannot hold: exit 3, said why.
 run_job 3 exclude --np 4
 expect_contains "$t/err" "ddl: error: preflight: cannot start without ${A[2]}: "
@@ -102,7 +109,7 @@ fault_clear 1; fault_clear 2
 # and no other host or link with it; stopped at the budget, nothing left.
 fault_stall 3 "worker preflight"
 run_job 3 stop
-expect_contains "$t/err" "ddl: error: preflight: ${A[3]} did not answer the check within 3s ([preflight] on_fail = \"stop\")"
+expect_contains "$t/err" "ddl: error: preflight: ${A[3]} did not answer the check within 5s ([preflight] on_fail = \"stop\")"
 fault_stall_end
 for ns in "${NETNS_HOSTS[@]}"; do
   ip netns pids "$ns" | while read -r pid; do

@@ -21,7 +21,7 @@ A=("${NETNS_ADDRS[@]}")
   cat "$NETNS_DIR/ssh.toml"
   # shellcheck disable=SC2016 # expanded by each rank's sh
   printf '[job]\ncommand = ["sh", "-c", "echo rank $DDL_RANK on $(hostname)"]\n'
-  printf '[preflight]\nmin_fraction = 0.25\non_fail = "stop"\n'
+  printf '[preflight]\nenabled = true\nmin_fraction = 0.25\non_fail = "stop"\n'
 } >"$t/job.toml"
 
 # repeat PART RUNS EXIT WANT: runs the job RUNS times, each exiting EXIT,
@@ -43,9 +43,9 @@ named = sorted(" ".join([f["kind"], *sorted({f["host"], f["peer"]} if f["kind"] 
 want = [] if sys.argv[2] == "none" else [sys.argv[2]]
 assert named == want, f"run {sys.argv[3]}: named {named}, expected {want}: {pre['findings']}"
 assert pre["action"] == ("passed" if not want else "stopped"), pre["action"]
-bw = [p["gbps"] for p in pre["pairs"] if "gbps" in p]
-lat = [p["latency_ms"] for p in pre["pairs"] if "latency_ms" in p]
-print(pre["remeasured"], min(bw) / pre["median_gbps"], max(lat) / pre["median_latency_ms"], pre["seconds"])
+bw = [l["gbps"] for l in pre["links"] if l["gbps"] is not None]
+lat = [l["latency_us"] for l in pre["links"] if l["latency_us"] is not None]
+print(pre["remeasured"], min(bw) / pre["median_gbps"], max(lat) / pre["median_latency_us"], pre["seconds"])
 PY
     if [[ $want == host* ]]; then expect_contains "$t/err" "ddl: error: preflight: ${want#host }: "; fi
     if [[ $want == link* ]]; then expect_contains "$t/err" "ddl: error: preflight: link ${A[1]} - ${A[2]}: "; fi

@@ -229,17 +229,37 @@ TEST_CASE("[preflight]: off when absent; its keys and defaults (issue 43)", "[jo
   CHECK(ddl::preflight_on_fail(none.preflight, true) == ddl::PreflightOnFail::exclude);
   CHECK(ddl::preflight_on_fail(none.preflight, false) == ddl::PreflightOnFail::stop);
 
+  // DESIGN.md: enabled = false by default (true = --preflight), budget 5s.
   ddl::JobSpec empty = parse("[preflight]\n");
-  CHECK(empty.preflight.enabled);
+  CHECK_FALSE(empty.preflight.enabled);
+  CHECK(empty.preflight.in_file);
+  CHECK(empty.preflight.network);
   CHECK(empty.preflight.min_fraction == 0.5);
-  CHECK(empty.preflight.budget == 3s);
+  CHECK(empty.preflight.budget == 5s);
 
-  ddl::JobSpec set = parse("[preflight]\nmin_fraction = 0.3\nmax_latency_factor = 8\nbudget = \"2s\"\n"
-                           "on_fail = \"warn\"\n");
+  ddl::JobSpec set = parse("[preflight]\nenabled = true\nnetwork = false\nmin_fraction = 0.3\n"
+                           "max_latency_factor = 8\nbudget = \"2s\"\non_fail = \"warn\"\n");
+  CHECK(set.preflight.enabled);
+  CHECK(set.preflight.enabled_said);
+  CHECK_FALSE(set.preflight.network);
   CHECK(set.preflight.min_fraction == 0.3);
   CHECK(set.preflight.max_latency_factor == 8.0);
   CHECK(set.preflight.budget == 2s);
   CHECK(ddl::preflight_on_fail(set.preflight, true) == ddl::PreflightOnFail::warn);
+}
+
+TEST_CASE("[preflight]: --preflight and --no-preflight over enabled (issue 43)", "[job]") {
+  ddl::Overrides on;
+  on.preflight = true;
+  ddl::Overrides off;
+  off.no_preflight = true;
+  CHECK(ddl::parse_job("[job]\ncommand = [\"true\"]\n", "job.toml", on)->preflight.enabled);
+  CHECK_FALSE(ddl::parse_job("[preflight]\nenabled = true\n", "job.toml", off)->preflight.enabled);
+  ddl::Overrides both = on;
+  both.no_preflight = true;
+  auto refused = ddl::parse_job("", "job.toml", both);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK_THAT(refused.error().message, Catch::Contains("--preflight and --no-preflight: give one"));
 }
 
 TEST_CASE("[preflight]: wrong values are reported with the key (issue 43)", "[job]") {
@@ -254,4 +274,6 @@ TEST_CASE("[preflight]: wrong values are reported with the key (issue 43)", "[jo
              Catch::Contains("preflight.max_latency_factor: must be at least 1"));
   CHECK_THAT(bad("[preflight]\non_fail = \"skip\"\n"), Catch::Contains("preflight.on_fail: 'skip' is not one of"));
   CHECK_THAT(bad("[preflight]\nspeed = 1\n"), Catch::Contains("speed"));
+  CHECK_THAT(bad("[preflight]\nbudget = \"100ms\"\n"),
+             Catch::Contains("preflight.budget: must be at least 1s (the check launches on every host)"));
 }
