@@ -32,6 +32,8 @@ constexpr Millis k_worker_allowance{1'000};
 // once varies up to four times with how many share the CPU, while a
 // rate-limited link stays hundreds of times behind when measured alone.
 constexpr int k_suspect_tries = 2;
+// Healthy pairs measured again beside the slow ones, as the yardstick.
+constexpr std::size_t k_reference_pairs = 3;
 
 // Each direction's stream: a fortieth of the budget, within 10 to 50 ms.
 Millis stream_window(Millis budget) { return std::clamp(Millis{budget.count() / 40}, Millis{10}, Millis{50}); }
@@ -245,22 +247,33 @@ Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& host
   }
   outcome.pairs = std::move(*figures);
   outcome.verdict = judge_preflight(outcome.hosts, outcome.pairs, rules.min_fraction, rules.max_latency_factor);
-  // A slow pair is measured again, one at a time, and its best figure
-  // counts: a fault stays slow, a pair that lost the CPU to the others does not.
-  std::vector<std::pair<std::size_t, std::size_t>> suspects;
-  std::vector<std::size_t> suspect_index;
+  // A slow pair is measured again, one at a time, beside up to
+  // k_reference_pairs healthy ones measured the same way; its best try,
+  // scaled by how the healthy ones moved between the two, counts: a fault
+  // stays slow, a pair that lost the CPU to the others (or to the machine's
+  // other work) does not.
+  std::vector<std::size_t> again_index;
   for (std::size_t i = 0; i < outcome.pairs.size(); ++i) {
     const PairFigure& pair = outcome.pairs[i];
-    if (pair.failed.empty() &&
-        pair_is_slow(pair, outcome.verdict, rules.min_fraction, rules.max_latency_factor)) {
-      suspects.emplace_back(pair.a, pair.b);
-      suspect_index.push_back(i);
+    if (pair.failed.empty() && pair_is_slow(pair, outcome.verdict, rules.min_fraction, rules.max_latency_factor)) {
+      again_index.push_back(i);
     }
   }
-  if (!suspects.empty()) {
+  const std::size_t suspects = again_index.size();
+  for (std::size_t i = 0; suspects > 0 && i < outcome.pairs.size() && again_index.size() < suspects + k_reference_pairs;
+       ++i) {
+    if (outcome.pairs[i].failed.empty() && std::ranges::find(again_index, i) == again_index.end()) {
+      again_index.push_back(i);
+    }
+  }
+  if (suspects > 0) {
+    std::vector<std::pair<std::size_t, std::size_t>> again_pairs;
+    for (std::size_t i : again_index) {
+      again_pairs.emplace_back(outcome.pairs[i].a, outcome.pairs[i].b);
+    }
     // Within what is left of the budget (at least a second).
     const auto spent = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - start);
-    auto again = measure_pairs(job, hosts, suspects,
+    auto again = measure_pairs(job, hosts, again_pairs,
                                MeasureWay{k_suspect_tries, true, std::max(rules.budget - spent, Millis{1'000})});
     if (!again) {
       return fail(again.error());
@@ -268,18 +281,29 @@ Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& host
     if (stop::requested()) {
       return fail(stop::error("checking the network"));
     }
-    for (std::size_t i = 0; i < suspects.size(); ++i) {
-      PairFigure& pair = outcome.pairs[suspect_index[i]];
-      const PairFigure& second = (*again)[i];
-      spdlog::debug("preflight: {} - {} again: {}", outcome.hosts[pair.a], outcome.hosts[pair.b],
+    // How much faster the first launch measured the healthy pairs.
+    std::vector<double> moved;
+    for (std::size_t k = suspects; k < again_index.size(); ++k) {
+      if ((*again)[k].failed.empty() && (*again)[k].gbps > 0) {
+        moved.push_back(outcome.pairs[again_index[k]].gbps / (*again)[k].gbps);
+      }
+    }
+    std::sort(moved.begin(), moved.end());
+    const double scale = moved.empty() ? 1.0 : std::max(1.0, moved[moved.size() / 2]);
+    for (std::size_t k = 0; k < suspects; ++k) {
+      PairFigure& pair = outcome.pairs[again_index[k]];
+      const PairFigure& second = (*again)[k];
+      spdlog::debug("preflight: {} - {} again: {} (healthy pairs {:.2f} times slower)", outcome.hosts[pair.a],
+                    outcome.hosts[pair.b],
                     second.failed.empty() ? fmt::format("{:.3g} GB/s, {:.3g} ms", second.gbps, second.latency_ms)
-                                          : second.failed);
+                                          : second.failed,
+                    scale);
       if (second.failed.empty()) {
-        pair.gbps = std::max(pair.gbps, second.gbps);
+        pair.gbps = std::max(pair.gbps, second.gbps * scale);
         pair.latency_ms = std::min(pair.latency_ms, second.latency_ms);
       }
     }
-    outcome.remeasured = static_cast<int>(suspects.size());
+    outcome.remeasured = static_cast<int>(suspects);
     outcome.verdict = judge_preflight(outcome.hosts, outcome.pairs, rules.min_fraction, rules.max_latency_factor);
   }
   outcome.seconds = seconds_since(start);
