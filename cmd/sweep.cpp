@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
 #include <fmt/core.h>
@@ -19,15 +18,12 @@
 #include "src/sweep/results.hpp"
 #include "src/sweep/sweep_job.hpp"
 #include "src/util/log.hpp"
-#include "src/util/own_path.hpp"
 #include "src/util/table.hpp"
 #include "src/util/text.hpp"
 
 namespace ddl::cmd {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 struct SweepOptions {
   CommonOptions common;
@@ -85,65 +81,27 @@ void print_results(const SweepOptions& opts, const std::string& dir, const std::
 Result<int> run_sweep_command(SweepOptions opts) {
   auto overrides = start_command(opts.common);
   if (!overrides) return fail(overrides.error());
-  std::optional<sweep::JournalState> journal_state;
-  if (!opts.resume.empty()) {
-    // Another user's folder could hold a journal that runs their command as this user.
-    if (auto own = own_folder(opts.resume, "sweep folder", false); !own) return fail(own.error());
-    auto state = sweep::read_journal(opts.resume);
-    if (!state) return fail(state.error());
-    journal_state = std::move(*state);
-  } else if (opts.common.job_file.empty()) {
-    return fail(ExitCode::usage, "ddl sweep needs a job file with a [sweep] section (or --resume DIR)");
-  }
-  auto sweep_job = sweep::read_sweep_job(opts.resume, opts.common.job_file, *overrides, journal_state);
-  if (!sweep_job) return fail(sweep_job.error());
-  const JobSpec* job = &sweep_job->job;
-  if (!job->sweep) {
-    return fail(ExitCode::usage, fmt::format("{}: no [sweep] section; see 'ddl init --template sweep'", job->source));
-  }
-  if (auto has_command = require_command(*job); !has_command) return fail(has_command.error());
-  auto np = sweep::trial_np(*job, *overrides);
-  if (!np) return fail(np.error());
-  auto hosts = session::sweep_hosts(*job);
-  if (!hosts) return fail(hosts.error());
-  sweep::SlotPool pool(hosts->hosts, sweep::slot_gpus(*job, hosts->hosts));
-  const std::string dir = fs::absolute(!opts.resume.empty() ? opts.resume : !opts.dir.empty() ? opts.dir : sweep::default_sweep_dir(*job)).lexically_normal().string();
-  const bool progress = ::isatty(2) != 0 && !opts.common.quiet && !opts.common.json;
-  sweep::SweepConfig config = session::make_sweep_config(*sweep_job, *hosts, dir, *np, progress, opts.common.quiet);
-  if (config.np > pool.total_slots()) {
-    return fail(ExitCode::usage, fmt::format("sweep.np = {}: the hosts have {} slots in all", config.np, pool.total_slots()));
-  }
-  const int at_once = pool.total_slots() / config.np;
-  if (auto ports = session::check_fixed_ports(*job, config.max_parallel > 0 ? std::min(at_once, config.max_parallel) : at_once); !ports) {
-    return fail(ports.error());
-  }
-  const auto trials = sweep::make_trials(*job->sweep);
-  std::vector<sweep::TrialOutcome> outcomes(trials.size());
-  for (std::size_t i = 0; i < outcomes.size(); ++i) outcomes[i].trial = static_cast<int>(i);
-  if (journal_state) {
-    auto kept = sweep::resumed_outcomes(dir, trials, *journal_state);
-    if (!kept) return fail(kept.error());
-    outcomes = std::move(*kept);
-  }
-  std::vector<int> todo;
-  for (const auto& out : outcomes) {
-    if (out.result == "not_run") todo.push_back(out.trial);
-  }
+  session::SweepRequest request{opts.common.job_file, opts.dir, opts.resume, std::move(*overrides),
+                                ::isatty(2) != 0 && !opts.common.quiet && !opts.common.json, opts.common.quiet};
+  auto prepared = session::prepare_sweep(request);
+  if (!prepared) return fail(prepared.error());
+  const JobSpec* job = &prepared->job.job;
+  const std::string& dir = prepared->dir;
+  const auto& trials = prepared->trials;
+  const std::vector<int>& todo = prepared->todo;
+  sweep::SweepConfig& config = prepared->config;
+  sweep::SlotPool& pool = prepared->pool;
   if (opts.dry_run) return print_dry_run(opts, config, trials, pool, todo);
 
-  if (auto own = sweep::own_sweep_folders(dir, todo); !own) return fail(own.error());
-  auto journal = sweep::Journal::open(dir, !journal_state);
+  auto journal = session::open_sweep_journal(*prepared);
   if (!journal) return fail(journal.error());
-  auto first = journal_state ? journal->append(Json{{"event", "resumed"}, {"trials", todo.size()}})
-                             : journal->append(sweep::sweep_record(*sweep_job, trials));
-  if (!first) return fail(first.error());
   if (!opts.common.quiet) {
     std::fprintf(stderr, "ddl sweep: %zu trials (%zu to run), %d ranks each, on %d slots (%s); directory %s\n",
-                 trials.size(), todo.size(), config.np, pool.total_slots(), hosts->backend.c_str(), dir.c_str());
+                 trials.size(), todo.size(), config.np, pool.total_slots(), prepared->hosts.backend.c_str(), dir.c_str());
   }
   // Over ssh, one connection per host for all the trials (issue 32).
   std::unique_ptr<SshBroker> broker;
-  if (hosts->shares_broker) {
+  if (prepared->hosts.shares_broker) {
     auto started = SshBroker::start(job->ssh, dir);
     if (!started && started.error().code == ExitCode::usage) {
       return fail(started.error());  // a folder someone else prepared
@@ -155,7 +113,7 @@ Result<int> run_sweep_command(SweepOptions opts) {
       config.ssh_broker = broker->socket();
     }
   }
-  auto outcome = sweep::run_sweep(config, trials, todo, std::move(outcomes), pool, *journal);
+  auto outcome = sweep::run_sweep(config, trials, todo, std::move(prepared->outcomes), pool, *journal);
   broker.reset();
   if (!outcome) return fail(outcome.error());
   const int code = sweep::sweep_exit_code(*outcome);
