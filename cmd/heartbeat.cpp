@@ -1,29 +1,10 @@
 // SPDX-License-Identifier: MIT
-// `ddl heartbeat`: from inside a rank, tells the hang watchdog ([watchdog])
-// that this rank made progress, through the job's rendezvous.
-#include <memory>
-
+// `ddl heartbeat`: from inside a rank, tells the hang watchdog that this rank
+// made progress (src/session/heartbeat.hpp).
 #include "cmd/command.hpp"
-#include "rendezvous/client.hpp"
+#include "src/session/heartbeat.hpp"
 
 namespace ddl::cmd {
-
-namespace {
-
-constexpr Millis k_heartbeat_timeout{10'000};
-
-Result<int> send_one() {
-  auto who = rendezvous::heartbeat_info_from_env();
-  if (!who) {
-    return fail(ExitCode::usage, "heartbeat: " + who.error().message + " (run it inside a rank of `ddl run`)");
-  }
-  if (auto sent = rendezvous::send_heartbeat(*who, k_heartbeat_timeout); !sent) {
-    return fail(sent.error());
-  }
-  return 0;
-}
-
-} // namespace
 
 void add_heartbeat(CLI::App& app, Command& selected) {
   CLI::App* sub = app.add_subcommand(
@@ -33,8 +14,8 @@ void add_heartbeat(CLI::App& app, Command& selected) {
               "  subprocess.run([\"ddl\", \"heartbeat\"])");
   sub->callback([&selected] {
     selected = [] {
-      auto code = send_one();
-      return code ? *code : report(code.error());
+      auto sent = session::send_rank_heartbeat();
+      return sent ? 0 : report(sent.error());
     };
   });
 }
