@@ -1,21 +1,15 @@
 // SPDX-License-Identifier: MIT
-// `ddl bench allreduce`: starts one `ddl worker allreduce` per rank through
-// the same plan, backend and supervisor as `ddl run`; rank 0 leaves the
-// nccl-tests table and the JSON in the rendezvous, and this prints them.
+// `ddl bench allreduce`: one `ddl worker allreduce` per rank
+// (src/session/allreduce_bench.hpp); this prints rank 0's table or JSON.
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
 
-#include <fmt/core.h>
 #include <unistd.h>
 
 #include "cmd/bench_options.hpp"
 #include "cmd/command.hpp"
-#include "src/session/job_run.hpp"
-#include "src/collectives/bench_worker.hpp"
-#include "src/util/file.hpp"
-#include "src/util/own_path.hpp"
+#include "src/session/allreduce_bench.hpp"
 
 namespace ddl::cmd {
 
@@ -26,19 +20,6 @@ struct BenchCommand {
   BenchFlags flags;
   std::string output_file;
 };
-
-Result<void> write_json_file(const std::string& path, const std::string& json) {
-  auto fd = open_named_file(path, false, "--output_file");
-  if (!fd) {
-    return fail(fd.error());
-  }
-  const bool written = write_fully(*fd, json);
-  ::close(*fd);
-  if (!written) {
-    return fail(ExitCode::usage, fmt::format("cannot write --output_file '{}'", path));
-  }
-  return {};
-}
 
 Result<int> run_bench(const BenchCommand& cmd) {
   BenchFlags flags = cmd.flags;
@@ -51,41 +32,20 @@ Result<int> run_bench(const BenchCommand& cmd) {
   if (!job) {
     return fail(job.error());
   }
-  // Every rank runs `ddl worker allreduce` where the backend has ddl; rank 0
-  // leaves its results in the rendezvous (stdout is for them alone).
-  std::optional<std::string> table;
-  std::optional<std::string> json;
-  session::RunAsk ask;
-  ask.worker = [&options](const Backend& backend) {
-    std::vector<std::string> command{backend.ddl_path(), "worker", "allreduce"};
-    for (auto& arg : worker_args(*options)) {
-      command.push_back(std::move(arg));
-    }
-    return command;
-  };
-  ask.after_ranks = [&](rendezvous::Server& server) {
-    table = server.value(coll::k_bench_table_key);
-    json = server.value(coll::k_bench_json_key);
-  };
-  auto code = session::JobRun(*job, std::move(ask)).run();
-  if (!code) {
-    return fail(code.error());
+  auto results = session::run_allreduce_bench(*job, *options);
+  if (!results) {
+    return fail(results.error());
   }
-  // Ranks that all exit 0 without rank 0's results are not a passed check.
-  if (*code == 0 && !(table && json)) {
-    return fail(ExitCode::launch,
-                "every rank exited 0 but rank 0's results never reached the launcher's rendezvous");
-  }
-  if (table && json) {
-    std::fputs(cmd.common.json ? json->c_str() : table->c_str(), stdout);
+  if (results->table && results->json) {
+    std::fputs(cmd.common.json ? results->json->c_str() : results->table->c_str(), stdout);
     std::fflush(stdout);
     if (!cmd.output_file.empty()) {
-      if (auto ok = write_json_file(cmd.output_file, *json); !ok) {
+      if (auto ok = session::write_bench_json(cmd.output_file, *results->json); !ok) {
         return fail(ok.error());
       }
     }
   }
-  return *code;
+  return results->code;
 }
 
 } // namespace
