@@ -49,7 +49,8 @@ std::optional<std::string> RestartPolicy::exclude_lost(const std::vector<LeftOut
 }
 
 std::string RestartPolicy::too_many_losses() const {
-  return fmt::format("{} hosts lost, more than launch.max_host_losses {}", host_losses(),
+  const int lost = host_losses();
+  return fmt::format("{} host{} lost, more than launch.max_host_losses {}", lost, lost == 1 ? "" : "s",
                      rules_.max_host_losses.value_or(0));
 }
 

@@ -394,7 +394,12 @@ Result<void> JobRun::hosts_left() {
     return {};
   }
   if (auto too_many = launching_->policy.exclude_lost(preflight_left_out_)) {
-    return fail(ExitCode::launch, "cannot start: " + *too_many);
+    std::vector<std::string> names;
+    for (const LeftOutHost& host : preflight_left_out_) {
+      names.push_back(host.name);
+    }
+    return fail(ExitCode::launch,
+                fmt::format("cannot start: the preflight left out {} ({})", fmt::join(names, ", "), *too_many));
   }
   auto plan = elastic_plan(job_, *planned_.backend, planned_.hosts, launching_->policy);
   if (!plan) {

@@ -78,6 +78,11 @@ run_job 3 "" --preflight
 expect_contains "$t/err" "ddl: error: preflight: ${A[2]}: "
 run_job 0 stop --no-preflight
 expect_not_contains "$t/err" "preflight"
+# exclude, but no host may be lost: exit 3 naming the host and the limit.
+printf '[launch]\nmax_host_losses = 0\n' >"$t/limit.toml"
+{ job exclude; cat "$t/limit.toml"; } >"$t/job.toml"
+expect_exit 3 ddl_ssh run "$t/job.toml" -H "$hosts" --np 2:4
+expect_contains "$t/err" "ddl: error: cannot start: the preflight left out ${A[2]} (1 host lost, more than launch.max_host_losses 0)"
 # exclude with a fixed np that the others cannot hold: exit 3, said why.
 run_job 3 exclude --np 4
 expect_contains "$t/err" "ddl: error: preflight: cannot start without ${A[2]}: "
