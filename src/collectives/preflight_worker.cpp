@@ -7,13 +7,13 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <random>
 
 #include <fmt/core.h>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include "src/collectives/bench_worker.hpp"
+#include "src/collectives/peer_address.hpp"
 #include "src/util/net.hpp"
 #include "src/util/text.hpp"
 
@@ -38,12 +38,6 @@ constexpr Millis k_hello_wait{200};
 struct Hello {
   std::uint32_t magic = k_magic;
   std::uint32_t rank = 0;
-  std::uint64_t cookie = 0;
-};
-
-struct Peer {
-  std::string host;
-  int port = 0;
   std::uint64_t cookie = 0;
 };
 
@@ -188,18 +182,6 @@ PreflightLine measure_as_acceptor(int fd, const PreflightPair& pair, Millis wind
   return line;
 }
 
-Result<Peer> parse_peer(const std::string& text) {
-  const auto last = text.rfind(':');
-  if (last == std::string::npos) {
-    return fail(ExitCode::launch, "malformed preflight address '" + text + "'");
-  }
-  auto endpoint = net::parse_endpoint(std::string_view(text).substr(0, last));
-  if (!endpoint) {
-    return fail(ExitCode::launch, "malformed preflight address '" + text + "'");
-  }
-  return Peer{endpoint->host, endpoint->port, std::strtoull(text.c_str() + last + 1, nullptr, 16)};
-}
-
 // One rank's side of the check: its listener, the connections that came in
 // before their pair's turn, and the figures so far.
 class Checker {
@@ -217,10 +199,8 @@ public:
       return fail(listener.error());
     }
     listener_ = std::move(*listener);
-    cookie_ = (static_cast<std::uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
-    const std::string mine = fmt::format(
-        "{}:{:x}", net::format_endpoint(net::local_address(listener_.get()), net::local_port(listener_.get())),
-        cookie_);
+    cookie_ = random_cookie();
+    const std::string mine = listening_address(listener_.get(), cookie_);
     if (auto set = links_.publish(std::string(k_preflight_address_key) + std::to_string(links_.rank), mine); !set) {
       return fail(set.error());
     }
@@ -285,7 +265,7 @@ private:
   }
 
   Result<net::Fd> dial(const std::string& address, Clock::time_point until) {
-    auto peer = parse_peer(address);
+    auto peer = parse_peer_address(address, "preflight");
     if (!peer) {
       return fail(peer.error());
     }

@@ -4,7 +4,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include <fmt/core.h>
@@ -12,6 +11,7 @@
 #include <sched.h>
 #include <sys/socket.h>
 
+#include "src/collectives/peer_address.hpp"
 #include "src/collectives/ring_schedule.hpp"
 #include "src/util/text.hpp"
 
@@ -29,22 +29,7 @@ struct Hello {
   std::uint64_t cookie = 0;
 };
 
-struct Peer {
-  std::string host;
-  int port = 0;
-  std::uint64_t cookie = 0;
-};
-
-Result<Peer> parse_peer(const std::string& text) {
-  auto last = text.rfind(':');
-  auto endpoint = net::parse_endpoint(std::string_view(text).substr(0, last));
-  if (last == std::string::npos || !endpoint) {
-    return fail(ExitCode::launch, "malformed ring address '" + text + "'");
-  }
-  Peer peer{endpoint->host, endpoint->port};
-  peer.cookie = std::strtoull(text.c_str() + last + 1, nullptr, 16);
-  return peer;
-}
+using Peer = PeerAddress;
 
 constexpr std::uint32_t k_partner_stream = 0xffffffff;  // Hello.stream of a partner link
 
@@ -88,12 +73,8 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   if (!listener) {
     return fail(listener.error());
   }
-  std::uint64_t cookie = (static_cast<std::uint64_t>(std::random_device{}()) << 32) |
-                         std::random_device{}();
-  auto all = exchange(fmt::format("{}:{:x}",
-                                  net::format_endpoint(net::local_address(listener->get()),
-                                                       net::local_port(listener->get())),
-                                  cookie));
+  const std::uint64_t cookie = random_cookie();
+  auto all = exchange(listening_address(listener->get(), cookie));
   if (!all) {
     return fail(all.error());
   }
@@ -102,7 +83,7 @@ Result<void> TcpRing::join(const Allgather& exchange) {
   }
   std::vector<Peer> peers;
   for (const auto& text : *all) {
-    auto peer = parse_peer(text);
+    auto peer = parse_peer_address(text, "ring");
     if (!peer) {
       return fail(peer.error());
     }

@@ -279,6 +279,9 @@ Result<void> JobRun::preflight() {
     return {};
   }
   spdlog::warn("{}", preflight_summary(*outcome));
+  if (ask_.on_preflight) {
+    ask_.on_preflight(preflight_left_out(*outcome));
+  }
   if (on_fail == PreflightOnFail::stop) {
     std::string why;
     for (const PreflightFinding& finding : findings) {

@@ -49,6 +49,9 @@ struct RunAsk {
   std::function<std::vector<std::string>(const Backend&)> worker;
   std::function<void(const Plan&)> on_planned;          // told the plan before the launch
   std::function<void(const JobSummary&)> on_summary;    // told the job's summary
+  // Told the hosts the preflight named (left out, or behind a stop or a
+  // warning), each with why: a sweep excludes those, not the trial's others.
+  std::function<void(const std::vector<LeftOutHost>&)> on_preflight;
   AfterRanks after_ranks;
   bool live = true;  // a control socket for ddl ps, logs, stop and signal
   // The preflight's check: its workers' lines and the gang's messages go

@@ -85,6 +85,8 @@ private:
   std::string classify(int code, const std::optional<TrialResult>& result) const;
   Result<void> after_failure(const Running& run, const std::string& why);
   Result<void> exclude_if_failing(std::size_t host);
+  Result<void> exclude_named(const Running& run, const std::vector<std::pair<std::string, std::string>>& named);
+  Result<void> exclude_host(std::size_t host, const std::string& reason);
   void report_trial(const Running& run, const TrialOutcome& out, bool retrying);
   void show_progress();
   std::string trial_dir(int trial) const { return config_.dir + "/" + trial_folder(trial); }
@@ -271,6 +273,10 @@ Result<void> Scheduler::finish(Running& run) {
   report_trial(run, out, retrying);
   if (out.result == "ok") {
     for (const HostShare& share : run.placement) streaks_[share.host].clear();
+  } else if (failed && result && !result->preflight_named.empty()) {
+    if (auto excluded = exclude_named(run, result->preflight_named); !excluded) {
+      return excluded;
+    }
   } else if (failed) {
     if (auto noted = after_failure(run, exit_text(code)); !noted) {
       return noted;
@@ -294,6 +300,24 @@ Result<void> Scheduler::after_failure(const Running& run, const std::string& why
   return {};
 }
 
+// A trial whose preflight named hosts: those are excluded at once, the
+// trial's other hosts are not blamed.
+Result<void> Scheduler::exclude_named(const Running& run,
+                                      const std::vector<std::pair<std::string, std::string>>& named) {
+  for (const HostShare& share : run.placement) {
+    const std::string& name = pool_.host(share.host).name;
+    for (const auto& [host, why] : named) {
+      if (host == name && !pool_.excluded(share.host) && pool_.usable_slots({share.host}) >= config_.np) {
+        if (auto excluded = exclude_host(share.host, fmt::format("trial {}'s preflight: {}", run.pending.trial, why));
+            !excluded) {
+          return excluded;
+        }
+      }
+    }
+  }
+  return {};
+}
+
 // Never the last hosts a trial fits on: a trial that fails everywhere is
 // then the trial's fault, and the others still run.
 Result<void> Scheduler::exclude_if_failing(std::size_t host) {
@@ -307,6 +331,10 @@ Result<void> Scheduler::exclude_if_failing(std::size_t host) {
     reason += (i ? "; " : "") + streak[i];
   }
   reason += ")";
+  return exclude_host(host, reason);
+}
+
+Result<void> Scheduler::exclude_host(std::size_t host, const std::string& reason) {
   pool_.exclude(host);
   const std::string& name = pool_.host(host).name;
   outcome_.excluded.emplace_back(name, reason);

@@ -360,6 +360,13 @@ Json result_json(const TrialResult& result) {
            {"hosts", result.hosts},
            {"rank0_logs", result.rank0_logs}};
   doc["metric"] = result.metric ? Json{{"value", *result.metric}, {"source", result.metric_source}} : Json(nullptr);
+  if (!result.preflight_named.empty()) {
+    Json named = Json::array();
+    for (const auto& [host, why] : result.preflight_named) {
+      named.push_back(Json{{"host", host}, {"why", why}});
+    }
+    doc["preflight_named"] = std::move(named);
+  }
   return doc;
 }
 
@@ -382,6 +389,11 @@ std::optional<TrialResult> read_result(const std::string& path) {
     if (metric.is_object()) {
       result.metric = value_of<double>(metric, "value");
       result.metric_source = value_of<std::string>(metric, "source");
+    }
+    if (doc.contains("preflight_named")) {
+      for (const Json& named : member(doc, "preflight_named")) {
+        result.preflight_named.emplace_back(value_of<std::string>(named, "host"), value_of<std::string>(named, "why"));
+      }
     }
     return result;
   } catch (const BadDocument&) {

@@ -98,6 +98,9 @@ struct TrialResult {
   std::vector<std::string> rank0_logs{};  // rank 0's output of the gang's last attempt
   std::optional<double> metric{};
   std::string metric_source{};  // the file the metric came from
+  // The hosts the trial's preflight named, each with why ("preflight_named":
+  // [{"host", "why"}], absent when none): the sweep excludes those.
+  std::vector<std::pair<std::string, std::string>> preflight_named{};
 };
 
 // The reason of a trial that ended with ddl's own error before its run's

@@ -31,29 +31,12 @@ native() { ddl_ssh "${run_args[@]}" "$@"; }
 # In the background: ip netns exec becomes ddl, so $! is ddl itself.
 native_bg() { ip netns exec "$NETNS_CLIENT" "$DDL" "${run_args[@]}" "$@" >"$t/out" 2>"$t/err" & }
 
-# Nothing but the sshd listener on any host, waiting up to 5s.
-hosts_clean() {
-  local i pid cmd left
-  for _ in $(seq 50); do
-    left=""
-    for i in "${!NETNS_HOSTS[@]}"; do
-      for pid in $(ip netns pids "${NETNS_HOSTS[$i]}" 2>/dev/null); do
-        cmd=$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) || continue
-        [[ -z $cmd || $cmd == "sshd: /usr/sbin/sshd -D -e -f $NETNS_DIR/h$((i + 1))_sshd [listener]"* ]] && continue
-        left+="h$((i + 1)): $pid $cmd"$'\n'
-      done
-    done
-    [[ -z $left ]] && return 0
-    sleep 0.1
-  done
-  fail "$1: left running: $left"
-}
 
 expect_exit 0 native -- /usr/bin/python3 -m mpi4py.bench helloworld
 for r in 0 1 2 3 4 5 6 7; do
   expect_contains "$t/out" "[$((r / 2))] Hello, World! I am process $r of 8 on h$((r / 2 + 1))."
 done
-hosts_clean "helloworld"
+netns_hosts_clean "helloworld"
 
 expect_exit 0 native -- /usr/bin/python3 -m mpi4py.bench ringtest -n 1024 -l 10
 expect_contains "$t/out" "(8 processes, 1024 bytes)"
@@ -85,14 +68,14 @@ for i in "${!NETNS_HOSTS[@]}"; do
   [[ $ranks == 2 ]] || fail "$ranks ranks on h$((i + 1)), not 2"
 done
 wait "$runner" || fail "the sleeping hello failed: $(cat "$t/err")"
-hosts_clean "hello"
+netns_hosts_clean "hello"
 
 # MPI_Abort(MPI_COMM_WORLD, 3) in rank 1 (on h1): ddl exits 3 within seconds.
 start=$SECONDS
 expect_exit 3 native -- "$t/pmix_fail" abort
 ((SECONDS - start < 15)) || fail "MPI_Abort took $((SECONDS - start))s to end the job"
 expect_contains "$t/err" "rank 1 called MPI_Abort with status 3"
-hosts_clean "MPI_Abort"
+netns_hosts_clean "MPI_Abort"
 
 # Ctrl-C to ddl: exit 130, nothing left on any host.
 native_bg -- "$t/pmix_fail" sleep
@@ -106,14 +89,14 @@ kill -INT "$runner"
 got=0
 wait "$runner" || got=$?
 [[ $got == 130 ]] || fail "Ctrl-C gave exit $got: $(cat "$t/err")"
-hosts_clean "Ctrl-C"
+netns_hosts_clean "Ctrl-C"
 
 # ddl run --mpi pmix: the ring over 2 hosts of 2 slots, one world of 4.
 mpi_run() { ddl_ssh run "$NETNS_DIR/ssh.toml" --mpi pmix "$@"; }
 expect_exit 0 mpi_run -H "$NETNS_NET.[1-2]:2" "$t/ring_c"
 for r in 0 1 2 3; do expect_contains "$t/out" "[$r] process $r of 4 on h$((r / 2 + 1))"; done
 expect_contains "$t/out" "[0] process 0 passed"
-hosts_clean "ring_c"
+netns_hosts_clean "ring_c"
 
 # [mpi] launch in the job file; mpi4py's helloworld as one world of 8.
 { cat "$NETNS_DIR/ssh.toml"; printf '[mpi]\nlaunch = "pmix"\n'; } >"$t/pmix.toml"
@@ -121,19 +104,19 @@ expect_exit 0 ddl_ssh run "$t/pmix.toml" -H "$(netns_hostspec 2)" /usr/bin/pytho
 for r in 0 1 2 3 4 5 6 7; do
   expect_contains "$t/out" "[$r] Hello, World! I am process $r of 8 on h$((r / 2 + 1))."
 done
-hosts_clean "mpi4py helloworld"
+netns_hosts_clean "mpi4py helloworld"
 
 # MPI_Abort(MPI_COMM_WORLD, 5) in rank 5 (on h3): ddl exits 5, all gone.
 start=$SECONDS
 expect_exit 5 mpi_run -H "$(netns_hostspec 2)" "$t/pmix_fail" abort 5 5
 ((SECONDS - start < 15)) || fail "MPI_Abort took $((SECONDS - start))s to end the job"
 expect_contains "$t/err" "rank 5 called MPI_Abort with status 5"
-hosts_clean "MPI_Abort through ddl run"
+netns_hosts_clean "MPI_Abort through ddl run"
 
 # Rank 1 leaves without MPI_Finalize while the others wait: exit 1, all gone.
 start=$SECONDS
 expect_exit 1 mpi_run -H "$(netns_hostspec 1)" "$t/pmix_fail" exit0
 ((SECONDS - start < 15)) || fail "a rank without MPI_Finalize took $((SECONDS - start))s to end the job"
 expect_contains "$t/err" "rank 1 exited with code 0 without calling MPI_Finalize"
-hosts_clean "no MPI_Finalize through ddl run"
+netns_hosts_clean "no MPI_Finalize through ddl run"
 echo PASS

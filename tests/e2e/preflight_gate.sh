@@ -99,6 +99,16 @@ assert len(doc["hosts"]) == 4 and all(h["reachable"] for h in doc["hosts"]), doc
 found = doc["preflight"]["findings"]
 assert [f["host"] for f in found] == [sys.argv[2]] and found[0]["kind"] == "host", found
 PY
+# A sweep: a trial's check names the slow host, which the sweep excludes at
+# once (not the trial's other hosts); the trial runs again on the rest, and
+# so do the others.
+{ job stop; printf '[sweep]\nmax_parallel = 1\n[sweep.parameters]\nx = [1, 2, 3]\n'; } >"$t/sweep.toml"
+expect_exit 0 ddl_ssh sweep "$t/sweep.toml" -H "$hosts" --backend ssh --np 3 --dir "$t/sweep"
+expect_contains "$t/err" "host ${A[2]} excluded for the rest of the sweep: trial 0's preflight: ${A[2]}: "
+expect_not_contains "$t/err" "host ${A[0]} excluded"
+expect_not_contains "$t/err" "host ${A[1]} excluded"
+expect_contains "$t/err" "ddl: trial 0 ok in "
+grep -q "\"event\": *\"excluded\", *\"host\": *\"${A[2]}\"" "$t/sweep/journal.jsonl" || fail "no excluded event: $(cat "$t/sweep/journal.jsonl")"
 expect_exit 2 "$DDL" hosts -H localhost:1 --bench
 expect_contains "$t/err" "ddl: error: --bench: only with --check (ddl hosts --check --bench)"
 fault_clear 2

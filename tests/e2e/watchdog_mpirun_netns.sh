@@ -17,23 +17,6 @@ netns_up 2
 mpicc -g -O0 -o "$t/sleeper-$mark" "$DDL_SOURCE_DIR/tests/fixtures/mpi/barrier_sleep.c"
 chmod 755 "$t"
 
-# Nothing but the sshd listener in any host's namespace, waiting up to 5s.
-hosts_clean() {
-  local i pid cmd left
-  for _ in $(seq 50); do
-    left=""
-    for i in "${!NETNS_HOSTS[@]}"; do
-      for pid in $(ip netns pids "${NETNS_HOSTS[$i]}" 2>/dev/null); do
-        cmd=$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) || continue
-        [[ -z $cmd || $cmd == "sshd: /usr/sbin/sshd -D -e -f $NETNS_DIR/h$((i + 1))_sshd [listener]"* ]] && continue
-        left+="h$((i + 1)): $pid $cmd"$'\n'
-      done
-    done
-    [[ -z $left ]] && return 0
-    sleep 0.1
-  done
-  fail "$1: left running: $left"
-}
 
 for tool in gdb auto; do
   { printf '[launch]\nbackend = "mpirun"\n'; cat "$NETNS_DIR/ssh.toml"; cat <<TOML
@@ -58,7 +41,7 @@ TOML
     { cat "$t/err"; fail "dump = $tool: rank 0 not in MPI_Barrier"; }
   grep -qE "^ddl: suspect: rank 1 on ${NETNS_ADDRS[0]}: in .*(nanosleep|sleep)" "$t/err" ||
     { cat "$t/err"; fail "dump = $tool: rank 1 is not the suspect"; }
-  hosts_clean "dump = $tool"
+  netns_hosts_clean "dump = $tool"
 done
 
 # The ranks on this machine (mpirun's own children): the dumper runs here.
