@@ -111,6 +111,30 @@ JobSpec with_program(const JobSpec& job, std::vector<std::string> program) {
   return changed;
 }
 
+// The hosts the preflight measures: the plan's; for an elastic job those
+// the backend reaches (the others are left out by "hosts left", as without
+// the gate).
+Inventory hosts_to_check(Backend& backend, const Inventory& planned, bool elastic) {
+  if (!elastic) {
+    return planned;
+  }
+  const auto problems = backend.preflight(planned);
+  Inventory reached;
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    if (i >= problems.size() || problems[i].empty()) {
+      reached.push_back(planned[i]);
+    }
+  }
+  return reached;
+}
+
+// One JSON Lines event on stdout, before the gang's own.
+void write_event(const Json& event) {
+  const std::string line = to_json_text(event) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
 } // namespace
 
 // What the launch passes build and supervise() uses, kept until the run ends.
@@ -237,19 +261,7 @@ Result<void> JobRun::preflight() {
   if (!rules.enabled || !rules.network || ask_.dry_run || ask_.worker) {
     return {};
   }
-  Inventory hosts = planned_.plan.hosts;
-  if (job_.launch.np.elastic()) {
-    // A host the backend cannot reach is left out by "hosts left", as
-    // without the gate; the check measures the others.
-    const auto problems = planned_.backend->preflight(hosts);
-    Inventory reached;
-    for (std::size_t i = 0; i < hosts.size(); ++i) {
-      if (i >= problems.size() || problems[i].empty()) {
-        reached.push_back(hosts[i]);
-      }
-    }
-    hosts = std::move(reached);
-  }
+  const Inventory hosts = hosts_to_check(*planned_.backend, planned_.plan.hosts, job_.launch.np.elastic());
   if (hosts.size() < 2) {
     spdlog::info("preflight: {} host, no network to check", hosts.size());
     return {};
@@ -263,18 +275,11 @@ Result<void> JobRun::preflight() {
   if (!outcome) {
     return fail(outcome.error().code, "preflight: " + outcome.error().message);
   }
-  const PreflightOnFail on_fail = preflight_on_fail(job_.preflight, job_.launch.np.elastic());
-  const auto& findings = outcome->verdict.findings;
-  const std::string_view action = findings.empty()                  ? "passed"
-                                  : on_fail == PreflightOnFail::exclude ? "excluded"
-                                  : on_fail == PreflightOnFail::stop    ? "stopped"
-                                                                        : "warned";
+  const PreflightOnFail on_fail = preflight_on_fail(rules, job_.launch.np.elastic());
   if (ask_.json) {
-    const std::string event = to_json_text(preflight_event(*outcome, action)) + "\n";
-    std::fwrite(event.data(), 1, event.size(), stdout);
-    std::fflush(stdout);
+    write_event(preflight_event(*outcome, preflight_action(*outcome, on_fail)));
   }
-  if (findings.empty()) {
+  if (outcome->verdict.findings.empty()) {
     spdlog::info("{}", preflight_summary(*outcome));
     return {};
   }
@@ -283,13 +288,9 @@ Result<void> JobRun::preflight() {
     ask_.on_preflight(preflight_left_out(*outcome));
   }
   if (on_fail == PreflightOnFail::stop) {
-    std::string why;
-    for (const PreflightFinding& finding : findings) {
-      why += (why.empty() ? "" : "; ") + finding.why;
-    }
-    return fail(ExitCode::launch, fmt::format("preflight: {} ([preflight] on_fail = \"stop\")", why));
+    return fail(ExitCode::launch, preflight_stop_message(*outcome));
   }
-  for (const PreflightFinding& finding : findings) {
+  for (const PreflightFinding& finding : outcome->verdict.findings) {
     spdlog::warn("preflight: {}; {}", finding.why,
                  on_fail == PreflightOnFail::warn ? "launching anyway ([preflight] on_fail = \"warn\")" : "left out");
   }

@@ -224,6 +224,84 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A slow pair is measured again, one at a time, beside up to
+// k_reference_pairs healthy ones measured the same way; its best try,
+// scaled by how the healthy ones moved between the two, counts: a fault
+// stays slow, a pair that lost the CPU to the others (or to the machine's
+// other work) does not. Which pairs: the slow ones first, then the yardsticks.
+std::vector<std::size_t> pairs_to_measure_again(const PreflightOutcome& outcome, const PreflightSection& rules,
+                                                std::size_t& suspects) {
+  std::vector<std::size_t> again;
+  for (std::size_t i = 0; i < outcome.pairs.size(); ++i) {
+    const PairFigure& pair = outcome.pairs[i];
+    if (pair.failed.empty() && pair_is_slow(pair, outcome.verdict, rules.min_fraction, rules.max_latency_factor)) {
+      again.push_back(i);
+    }
+  }
+  suspects = again.size();
+  for (std::size_t i = 0; suspects > 0 && i < outcome.pairs.size() && again.size() < suspects + k_reference_pairs;
+       ++i) {
+    if (outcome.pairs[i].failed.empty() && std::ranges::find(again, i) == again.end()) {
+      again.push_back(i);
+    }
+  }
+  return again;
+}
+
+// How much faster the first launch measured the yardstick pairs (at least 1).
+double yardstick_scale(const PreflightOutcome& outcome, const std::vector<std::size_t>& again_index,
+                       const std::vector<PairFigure>& again, std::size_t suspects) {
+  std::vector<double> moved;
+  for (std::size_t k = suspects; k < again_index.size(); ++k) {
+    if (again[k].failed.empty() && again[k].gbps > 0) {
+      moved.push_back(outcome.pairs[again_index[k]].gbps / again[k].gbps);
+    }
+  }
+  std::sort(moved.begin(), moved.end());
+  return moved.empty() ? 1.0 : std::max(1.0, moved[moved.size() / 2]);
+}
+
+Result<void> measure_slow_pairs_again(const JobSpec& job, const Inventory& hosts, PreflightOutcome& outcome,
+                                      std::chrono::steady_clock::time_point start) {
+  const PreflightSection& rules = job.preflight;
+  std::size_t suspects = 0;
+  const std::vector<std::size_t> again_index = pairs_to_measure_again(outcome, rules, suspects);
+  if (suspects == 0) {
+    return {};
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> again_pairs;
+  for (std::size_t i : again_index) {
+    again_pairs.emplace_back(outcome.pairs[i].a, outcome.pairs[i].b);
+  }
+  // Within what is left of the budget (at least a second).
+  const auto spent = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - start);
+  auto again = measure_pairs(job, hosts, again_pairs,
+                             MeasureWay{k_suspect_tries, true, std::max(rules.budget - spent, Millis{1'000})});
+  if (!again) {
+    return fail(again.error());
+  }
+  if (stop::requested()) {
+    return fail(stop::error("checking the network"));
+  }
+  const double scale = yardstick_scale(outcome, again_index, *again, suspects);
+  for (std::size_t k = 0; k < suspects; ++k) {
+    PairFigure& pair = outcome.pairs[again_index[k]];
+    const PairFigure& second = (*again)[k];
+    spdlog::debug("preflight: {} - {} again: {} (healthy pairs {:.2f} times slower)", outcome.hosts[pair.a],
+                  outcome.hosts[pair.b],
+                  second.failed.empty() ? fmt::format("{:.3g} GB/s, {:.3g} ms", second.gbps, second.latency_ms)
+                                        : second.failed,
+                  scale);
+    if (second.failed.empty()) {
+      pair.gbps = std::max(pair.gbps, second.gbps * scale);
+      pair.latency_ms = std::min(pair.latency_ms, second.latency_ms);
+    }
+  }
+  outcome.remeasured = static_cast<int>(suspects);
+  outcome.verdict = judge_preflight(outcome.hosts, outcome.pairs, rules.min_fraction, rules.max_latency_factor);
+  return {};
+}
+
 } // namespace
 
 Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& hosts) {
@@ -247,64 +325,8 @@ Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& host
   }
   outcome.pairs = std::move(*figures);
   outcome.verdict = judge_preflight(outcome.hosts, outcome.pairs, rules.min_fraction, rules.max_latency_factor);
-  // A slow pair is measured again, one at a time, beside up to
-  // k_reference_pairs healthy ones measured the same way; its best try,
-  // scaled by how the healthy ones moved between the two, counts: a fault
-  // stays slow, a pair that lost the CPU to the others (or to the machine's
-  // other work) does not.
-  std::vector<std::size_t> again_index;
-  for (std::size_t i = 0; i < outcome.pairs.size(); ++i) {
-    const PairFigure& pair = outcome.pairs[i];
-    if (pair.failed.empty() && pair_is_slow(pair, outcome.verdict, rules.min_fraction, rules.max_latency_factor)) {
-      again_index.push_back(i);
-    }
-  }
-  const std::size_t suspects = again_index.size();
-  for (std::size_t i = 0; suspects > 0 && i < outcome.pairs.size() && again_index.size() < suspects + k_reference_pairs;
-       ++i) {
-    if (outcome.pairs[i].failed.empty() && std::ranges::find(again_index, i) == again_index.end()) {
-      again_index.push_back(i);
-    }
-  }
-  if (suspects > 0) {
-    std::vector<std::pair<std::size_t, std::size_t>> again_pairs;
-    for (std::size_t i : again_index) {
-      again_pairs.emplace_back(outcome.pairs[i].a, outcome.pairs[i].b);
-    }
-    // Within what is left of the budget (at least a second).
-    const auto spent = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - start);
-    auto again = measure_pairs(job, hosts, again_pairs,
-                               MeasureWay{k_suspect_tries, true, std::max(rules.budget - spent, Millis{1'000})});
-    if (!again) {
-      return fail(again.error());
-    }
-    if (stop::requested()) {
-      return fail(stop::error("checking the network"));
-    }
-    // How much faster the first launch measured the healthy pairs.
-    std::vector<double> moved;
-    for (std::size_t k = suspects; k < again_index.size(); ++k) {
-      if ((*again)[k].failed.empty() && (*again)[k].gbps > 0) {
-        moved.push_back(outcome.pairs[again_index[k]].gbps / (*again)[k].gbps);
-      }
-    }
-    std::sort(moved.begin(), moved.end());
-    const double scale = moved.empty() ? 1.0 : std::max(1.0, moved[moved.size() / 2]);
-    for (std::size_t k = 0; k < suspects; ++k) {
-      PairFigure& pair = outcome.pairs[again_index[k]];
-      const PairFigure& second = (*again)[k];
-      spdlog::debug("preflight: {} - {} again: {} (healthy pairs {:.2f} times slower)", outcome.hosts[pair.a],
-                    outcome.hosts[pair.b],
-                    second.failed.empty() ? fmt::format("{:.3g} GB/s, {:.3g} ms", second.gbps, second.latency_ms)
-                                          : second.failed,
-                    scale);
-      if (second.failed.empty()) {
-        pair.gbps = std::max(pair.gbps, second.gbps * scale);
-        pair.latency_ms = std::min(pair.latency_ms, second.latency_ms);
-      }
-    }
-    outcome.remeasured = static_cast<int>(suspects);
-    outcome.verdict = judge_preflight(outcome.hosts, outcome.pairs, rules.min_fraction, rules.max_latency_factor);
+  if (auto again = measure_slow_pairs_again(job, hosts, outcome, start); !again) {
+    return fail(again.error());
   }
   outcome.seconds = seconds_since(start);
   return outcome;
@@ -327,6 +349,26 @@ std::vector<LeftOutHost> preflight_left_out(const PreflightOutcome& outcome) {
     }
   }
   return out;
+}
+
+std::string_view preflight_action(const PreflightOutcome& outcome, PreflightOnFail on_fail) {
+  if (outcome.verdict.findings.empty()) {
+    return "passed";
+  }
+  switch (on_fail) {
+  case PreflightOnFail::exclude: return "excluded";
+  case PreflightOnFail::stop: return "stopped";
+  case PreflightOnFail::warn: return "warned";
+  }
+  return "warned";
+}
+
+std::string preflight_stop_message(const PreflightOutcome& outcome) {
+  std::string why;
+  for (const PreflightFinding& finding : outcome.verdict.findings) {
+    why += (why.empty() ? "" : "; ") + finding.why;
+  }
+  return fmt::format("preflight: {} ([preflight] on_fail = \"stop\")", why);
 }
 
 std::string preflight_summary(const PreflightOutcome& outcome) {

@@ -37,6 +37,13 @@ Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& host
 // the later keeps rank 0).
 std::vector<LeftOutHost> preflight_left_out(const PreflightOutcome& outcome);
 
+// What the gate does with the outcome, as the event says it: passed,
+// excluded, stopped or warned.
+std::string_view preflight_action(const PreflightOutcome& outcome, PreflightOnFail on_fail);
+
+// on_fail = "stop": every finding and the rule, for ddl's error.
+std::string preflight_stop_message(const PreflightOutcome& outcome);
+
 // "preflight: 4 hosts, 6 pairs in 0.8 s: median 1.9 GB/s, 0.09 ms round trip; no host or link behind"
 std::string preflight_summary(const PreflightOutcome& outcome);
 

@@ -18,7 +18,7 @@ std::vector<ddl::PairFigure> figures(std::size_t n, const std::function<bool(std
   std::vector<ddl::PairFigure> out;
   for (auto [a, b] : ddl::preflight_pairs(n)) {
     bool ring = b == (a + 1) % n;
-    out.push_back({a, b, slow(a, b) ? 0.11 : 1.9, slow(a, b) ? 9.0 : 0.2, ring});
+    out.push_back({a, b, slow(a, b) ? 0.11 : 1.9, slow(a, b) ? 9.0 : 0.2, ring, {}});
   }
   return out;
 }
