@@ -24,6 +24,7 @@ sed -i 's/connect_timeout = "2s"/connect_timeout = "30s"/' "$t/slow.toml"
 # background; $ddl_pid is ddl itself.
 start_ddl() {
   rm -rf "$t/up"; mkdir "$t/up"
+  netns_unlock_pyenv 0  # a login the case before interrupted may have left pyenv's lock
   timeout -k 5 50 ip netns exec "$NETNS_CLIENT" "$DDL" "$@" >"$t/out" 2>"$t/err" &
   runner=$!
   for _ in $(seq 100); do ddl_pid=$(pgrep -P "$runner" | head -n 1) && [[ -n $ddl_pid ]] && break; sleep 0.05; done
@@ -41,7 +42,13 @@ finish() {
   # A host's shim may be waiting for its rank after answering the probes
   # (issue 32): it ends on the EOF of its channel, which a loaded sshd
   # passes on in a few seconds.
-  for _ in $(seq 50); do [[ $(netns_count_all __ddl_) == 0 ]] && break; sleep 0.1; done
+  # A login interrupted in root's pyenv rehash leaves its lock, which would
+  # hold the host's next login shell (and this one) for 60 s.
+  for _ in $(seq 50); do
+    netns_unlock_pyenv 1
+    [[ $(netns_count_all __ddl_) == 0 ]] && break
+    sleep 0.1
+  done
   [[ $(netns_count_all __ddl_) == 0 ]] || fail "$what: a shim is left on a host"
   echo "ok: $what -> $rc in ${took}ms"
 }

@@ -297,7 +297,7 @@ TEST_CASE("native stacks: ranks polling in one call are alike, the odd one out i
             .empty());
 }
 
-TEST_CASE("--mpi pmix: the board watches MPI ranks from their tags and names them in the report", "[watchdog]") {
+TEST_CASE("ProgressBoard under --mpi pmix: the board watches MPI ranks from their tags and names them in the report", "[watchdog]") {
   ProgressBoard board(2, stall_after(milliseconds(1000)));
   board.watch_mpi_ranks({3, 1});  // host 0: MPI ranks 0-2, host 1: rank 3
   REQUIRE(board.world_size() == 4);
