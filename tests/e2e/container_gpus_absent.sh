@@ -10,11 +10,8 @@ source "$(dirname "$0")/container_podman.inc"
 pod_up
 
 # Test doubles of nvidia-smi: no GPU, and two (which podman has no CDI spec for).
-mkdir -p "$t/none" "$t/two"
-printf '#!/bin/sh\nexit 0\n' >"$t/none/nvidia-smi"
-printf '#!/bin/sh\necho "GPU 0: Test Double (UUID: GPU-0)"\necho "GPU 1: Test Double (UUID: GPU-1)"\n' \
-  >"$t/two/nvidia-smi"
-chmod +x "$t/none/nvidia-smi" "$t/two/nvidia-smi"
+fake_nvidia_smi "$t/none" 0
+fake_nvidia_smi "$t/two" 2
 cat >"$t/job.toml" <<EOF
 [job]
 command = ["sh", "-c", "echo \"rank=\$DDL_RANK gpus=\${CUDA_VISIBLE_DEVICES-unset} \$(cat /ddl-image)\""]

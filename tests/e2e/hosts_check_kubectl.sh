@@ -8,10 +8,7 @@
 # nvidia-smi a double with 2 GPUs on the PATH the pods see.
 source "$(dirname "$0")/common.inc"
 
-mkdir "$t/bin"
-printf '#!/bin/sh\necho "GPU 0: Test Double (UUID: GPU-0)"\necho "GPU 1: Test Double (UUID: GPU-1)"\n' \
-  >"$t/bin/nvidia-smi"
-chmod +x "$t/bin/nvidia-smi"
+fake_nvidia_smi "$t/bin" 2
 export PATH="$t/bin:$PATH"
 export FAKE_KUBECTL_PODS="$DDL_SOURCE_DIR/tests/fixtures/kubernetes/ready.json"
 export FAKE_KUBECTL_LOG="$t/kubectl.log"

@@ -4,10 +4,7 @@
 # render, run and sweep: GPU 1 is nobody's. (The elastic re-plan goes
 # through the same function: tests/unit/test_launch_plan_hosts.cpp.)
 source "$(dirname "$0")/common.inc"
-mkdir "$t/bin"
-printf '#!/bin/sh\necho "GPU 0: Test Double (UUID: GPU-0)"\necho "GPU 1: Test Double (UUID: GPU-1)"\n' \
-  >"$t/bin/nvidia-smi"
-chmod +x "$t/bin/nvidia-smi"
+fake_nvidia_smi "$t/bin" 2
 export PATH="$t/bin:$PATH"
 cat >"$t/job.toml" <<'TOML'
 [job]

@@ -99,10 +99,7 @@ shells_are 1 1 "interfaces given, one rank per host"
 
 # slots = "gpus" (a test double of nvidia-smi with 2 GPUs on every host):
 # the GPU probe is one more request to the same shim.
-mkdir -p "$NETNS_DIR/bin"
-printf '#!/bin/sh\necho "GPU 0: Test Double (UUID: GPU-0)"\necho "GPU 1: Test Double (UUID: GPU-1)"\n' \
-  >"$NETNS_DIR/bin/nvidia-smi"
-chmod +x "$NETNS_DIR/bin/nvidia-smi"
+fake_nvidia_smi "$NETNS_DIR/bin" 2
 cp "$NETNS_DIR/ssh.toml" "$t/gpus.toml"
 cat >>"$t/gpus.toml" <<TOML
 [hosts]
