@@ -146,7 +146,8 @@ std::string checked_table(const Inventory& inventory, const std::vector<HostChec
 // A value, or null when `present` is false.
 template <typename T> Json or_null(bool present, const T& value) { return present ? Json(value) : Json(nullptr); }
 
-std::string checked_json(const Inventory& inventory, const std::vector<HostCheck>& checks) {
+// --check's rows as JSON: each host with what reaching it found.
+Json checked_hosts(const Inventory& inventory, const std::vector<HostCheck>& checks) {
   Json hosts = Json::array();
   for (std::size_t i = 0; i < inventory.size(); ++i) {
     const HostCheck& check = checks[i];
@@ -157,7 +158,7 @@ std::string checked_json(const Inventory& inventory, const std::vector<HostCheck
                  {"error", or_null(!check.error.empty(), check.error)}});
     hosts.push_back(std::move(host));
   }
-  return hosts_document(std::move(hosts));
+  return hosts;
 }
 
 // --check --bench: the preflight gate's network check among the hosts
@@ -198,11 +199,12 @@ int check_inventory(const JobSpec& job, Backend& backend, const Inventory& inven
   }
   int code = all_reached ? 0 : to_int(ExitCode::launch);
   if (!opts.bench || reached.size() < 2) {
-    fmt::print("{}", opts.common.json ? checked_json(inventory, checks) : checked_table(inventory, checks));
+    fmt::print("{}", opts.common.json ? hosts_document(checked_hosts(inventory, checks))
+                                      : checked_table(inventory, checks));
     return code;
   }
   if (opts.common.json) {
-    Json document = Json::parse(checked_json(inventory, checks));
+    Json document{{"hosts", checked_hosts(inventory, checks)}};
     const int network = bench_network(job, reached, &document);
     fmt::print("{}\n", to_json_text(document));
     return code != 0 ? code : network;
