@@ -113,6 +113,12 @@ Result<std::optional<int>> parse_slots(std::string_view text, std::string_view i
   return std::optional<int>(static_cast<int>(*slots));
 }
 
+// An IPv6 address as a host is written: hex digits, ':' and '.', then any "%zone".
+bool looks_like_ipv6(std::string_view text) {
+  std::string_view address = text.substr(0, text.find('%'));
+  return address.find_first_not_of("0123456789abcdefABCDEF:.") == address.npos;
+}
+
 // One comma-separated item: "[v6]:slots", bare IPv6, or "pattern[:slots]".
 Result<std::vector<HostSpec>> expand_item(std::string_view item) {
   if (item.starts_with('[')) {
@@ -122,6 +128,9 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
     }
     std::string_view inside = item.substr(1, close - 1);
     if (inside.find(':') != item.npos) {
+      if (!looks_like_ipv6(inside)) {
+        return bad(fmt::format("bad IPv6 address {} in {}", quote_input(inside), quote_input(item)));
+      }
       std::string_view rest = item.substr(close + 1);
       HostSpec host{std::string(inside), std::nullopt, {}, {}};
       if (!rest.empty() && rest[0] != ':') {
@@ -143,8 +152,7 @@ Result<std::vector<HostSpec>> expand_item(std::string_view item) {
   bool bare_ipv6 = colon != item.npos && item.find(':', colon + 1) != item.npos &&
                    item.find_first_of("[]") == item.npos;
   if (bare_ipv6) {
-    std::string_view address = item.substr(0, item.find('%'));
-    if (address.find_first_not_of("0123456789abcdefABCDEF:.") != item.npos) {
+    if (!looks_like_ipv6(item)) {
       return bad(fmt::format("bad host {}: write an IPv6 address with slots as [ADDRESS]:SLOTS",
                              quote_input(item)));
     }

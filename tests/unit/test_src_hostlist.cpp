@@ -56,6 +56,9 @@ TEST_CASE("hostlist IPv6", "[hostlist]") {
                                "[ADDRESS]:SLOTS");
   CHECK(expand("[fe80::1]x") == "error: unexpected 'x' after ']' in '[fe80::1]x'");
   CHECK(expand("[fe80::1]:0") == "error: bad slot count '0' in '[fe80::1]:0'");
+  // Inside brackets only an address: it is written back bare where it has no slots (fuzz find).
+  CHECK(expand("[fe80::1s:2m]") == "error: bad IPv6 address 'fe80::1s:2m' in '[fe80::1s:2m]'");
+  CHECK(expand("[fe80::1%eth0]:2") == "fe80::1%eth0:2");
 }
 
 TEST_CASE("hostlist errors name the offending text", "[hostlist]") {
