@@ -13,7 +13,7 @@ namespace ddl {
 
 // The backend that runs a job and the hosts it runs on.
 struct SelectedBackend {
-  std::unique_ptr<Backend> backend;
+  std::shared_ptr<Backend> backend;  // shared: the preflight launches its check on the job's own backend
   // The job's host source's, or the backend's own (Kubernetes pods), as
   // found: the first step of the host pipeline (src/launch/plan_hosts.hpp),
   // which does the rest (--include / --exclude, addresses, GPU probe).

@@ -164,8 +164,9 @@ Json checked_hosts(const Inventory& inventory, const std::vector<HostCheck>& che
 // --check --bench: the preflight gate's network check among the hosts
 // (session::check_network), without a job: its summary and findings, or in
 // JSON its event under "preflight"; exit 3 when it names a host or link.
-int bench_network(const JobSpec& job, const Inventory& inventory, Json* document) {
-  auto outcome = session::check_network(job, inventory);
+int bench_network(const JobSpec& job, const std::shared_ptr<Backend>& backend, const Inventory& inventory,
+                  Json* document) {
+  auto outcome = session::check_network(job, backend, inventory);
   if (!outcome) {
     return report(outcome.error());
   }
@@ -183,8 +184,10 @@ int bench_network(const JobSpec& job, const Inventory& inventory, Json* document
 
 // --check: every host reached through the backend; exit 3 when any failed.
 // With --bench, then the network among those reached.
-int check_inventory(const JobSpec& job, Backend& backend, const Inventory& inventory, const HostsOptions& opts) {
-  auto checks = backend.check(inventory);
+// The check's connections (ssh) serve the network check.
+int check_inventory(const JobSpec& job, const std::shared_ptr<Backend>& backend, const Inventory& inventory,
+                    const HostsOptions& opts) {
+  auto checks = backend->check(inventory);
   if (stop::requested()) {
     return report(stop::error("checking the hosts"));
   }
@@ -205,12 +208,12 @@ int check_inventory(const JobSpec& job, Backend& backend, const Inventory& inven
   }
   if (opts.common.json) {
     Json document{{"hosts", checked_hosts(inventory, checks)}};
-    const int network = bench_network(job, reached, &document);
+    const int network = bench_network(job, backend, reached, &document);
     fmt::print("{}\n", to_json_text(document));
     return code != 0 ? code : network;
   }
   fmt::print("{}", checked_table(inventory, checks));
-  const int network = bench_network(job, reached, nullptr);
+  const int network = bench_network(job, backend, reached, nullptr);
   return code != 0 ? code : network;
 }
 
@@ -237,7 +240,7 @@ int run_hosts(const HostsOptions& opts) {
     return report(Error{ExitCode::usage, "--bench: only with --check (ddl hosts --check --bench)"});
   }
   if (opts.check) {
-    return check_inventory(*job, backend, *inventory, opts);
+    return check_inventory(*job, selected->backend, *inventory, opts);
   }
   fmt::print("{}", opts.common.json ? hosts_json(*job, *inventory) : hosts_table(*job, *inventory));
   return 0;

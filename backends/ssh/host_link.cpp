@@ -114,13 +114,16 @@ void HostLink::close() {
   thread_.join();
 }
 
-HostSessionPtr HostLink::release() {
+HostLink::Kept HostLink::release() {
   if (!thread_.joinable()) {
-    return nullptr;
+    return {};
   }
   keep_session_ = true;
   close();
-  return lost_ ? nullptr : std::move(session_);
+  if (lost_) {
+    return {};
+  }
+  return {std::move(session_), std::move(relay_)};
 }
 
 void HostLink::drain_tasks() {
@@ -232,7 +235,9 @@ void HostLink::run() {
   }
   channels_.clear();  // the supervisor gave up on them: no more events
   ready_.clear();     // unused: EOF ends their shims quietly
-  relay_.reset();     // EOF: the relay ends what is left
+  if (!keep_session_ || lost_ || (relay_ && relay_->closed())) {
+    relay_.reset();  // EOF: the relay ends what is left
+  }
   ssh_event_remove_fd(event, wake_fd_);
   session_->remove_from(event);
   ssh_event_free(event);

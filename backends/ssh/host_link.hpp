@@ -45,9 +45,13 @@ public:
   // KILLs what still runs, closes the channels and the connection, and
   // joins the thread (bounded).
   void close();
-  // As close(), but the connection is kept and returned for a later launch
-  // on the host (null when it was lost).
-  HostSessionPtr release();
+  // As close(), but the connection, and ddl's relay over it while it lives,
+  // are kept and returned for a later launch on the host (null when lost).
+  struct Kept {
+    HostSessionPtr session;
+    std::unique_ptr<RelaySession> relay;  // over session
+  };
+  Kept release();
   const std::string& host_name() const { return host_name_; }
 
 private:

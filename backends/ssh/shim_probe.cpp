@@ -8,6 +8,14 @@
 
 namespace ddl {
 
+HostSession& SshConnection::shim_session() {
+  if (relay && relay->closed()) {
+    shim.reset();  // one of the relay's commands
+    relay.reset();
+  }
+  return relay ? static_cast<HostSession&>(*relay) : *session;
+}
+
 namespace {
 
 // Why the shim ended or did not answer.
@@ -37,11 +45,12 @@ namespace {
 // itself failed (not the shim).
 Result<ShimAnswer> ask_once(const SshSection& ssh, SshConnection& kept, const std::string& request, bool& broken) {
   broken = false;
+  HostSession& on = kept.shim_session();
   if (kept.shim && kept.shim->closed()) {
     kept.shim.reset();
   }
   if (!kept.shim) {
-    kept.shim = std::make_unique<ShimChannel>(*kept.session);
+    kept.shim = std::make_unique<ShimChannel>(on);
   }
   if (auto asked = kept.shim->ask(request); !asked) {
     kept.shim.reset();
@@ -50,15 +59,15 @@ Result<ShimAnswer> ask_once(const SshSection& ssh, SshConnection& kept, const st
   }
   const Millis timeout = remote_answer_timeout(ssh);
   const ShimChannel& shim = *kept.shim;
-  poll_until(*kept.session, timeout, [&shim] { return shim.answered() || shim.closed(); });
+  poll_until(on, timeout, [&shim] { return shim.answered() || shim.closed(); });
   if (stop::requested()) {
     kept.shim.reset();
     return fail(stop::error("probing the host"));
   }
   if (!kept.shim->answered()) {
-    Error why = no_answer(*kept.shim, *kept.session, timeout);
+    Error why = no_answer(*kept.shim, on, timeout);
     kept.shim.reset();
-    broken = kept.session->closed();
+    broken = on.closed();
     return fail(std::move(why));
   }
   return kept.shim->take_answer();
@@ -87,7 +96,13 @@ Result<ShimAnswer> ask_shim(const SshSection& ssh, const Host& host, SshConnecti
     if (answer || !broken || !reused || stop::requested()) {
       return answer;
     }
-    kept.session.reset();
+    // A kept relay that ended is dropped; its connection, if it lives, is asked next.
+    const bool relay_only = kept.relay && !kept.session->closed();
+    kept.shim.reset();
+    kept.relay.reset();
+    if (!relay_only) {
+      kept.session.reset();
+    }
   }
 }
 

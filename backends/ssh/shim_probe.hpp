@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/ssh/relay_session.hpp"
 #include "backends/ssh/shim_channel.hpp"
 #include "backends/ssh/ssh_connect.hpp"
 #include "src/inventory/inventory.hpp"
@@ -18,13 +19,19 @@
 
 namespace ddl {
 
-// One connection to a host: open, or why it could not be made. `shim`
-// (declared after `session`, so freed first) waits for its next request or
-// a rank's check block; null when none was started or it ended.
+// One connection to a host: open, or why it could not be made. `relay`:
+// ddl's relay over it, kept from an earlier launch (the preflight's check)
+// for the next; the shim is then the relay's command, not a login shell.
+// `shim` (declared after them, so freed first) waits for its next request
+// or a rank's check block; null when none was started or it ended.
 struct SshConnection {
   HostSessionPtr session;
+  std::unique_ptr<RelaySession> relay;
   std::unique_ptr<ShimChannel> shim;
   std::string error;
+
+  // Where a shim opens: the kept relay while it lives, else the connection.
+  HostSession& shim_session();
 };
 
 // Runs `script` (sh, `args` as $1...) under the connection's shim:

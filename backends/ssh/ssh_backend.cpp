@@ -116,7 +116,7 @@ SshBackend::SshBackend(const SshSection& options, bool restarts)
       kept_(static_cast<SshAccess&>(host_access()).kept()) {}
 
 bool SshBackend::wants_relay(std::size_t ranks) const {
-  return options_.broker.empty() && (ranks > 1 || (ranks == 1 && restarts_));
+  return options_.broker.empty() && (ranks > 1 || (ranks == 1 && (restarts_ || another_launch_)));
 }
 
 SshBackend::~SshBackend() {
@@ -203,7 +203,10 @@ Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std:
     return fail(connection.error());
   }
   const std::vector<int>& ranks = pending_.ranks[unit];
-  if (wants_relay(ranks.size())) {
+  connection->shim_session();  // drops a kept relay that has ended since
+  if (connection->relay) {  // kept from the last launch (its shim, if any, is its command)
+    pending_.relays[unit] = std::move(connection->relay);
+  } else if (wants_relay(ranks.size())) {
     auto relay = start_relay_where_same_ddl(options_, plan.hosts[pending_.hosts[unit]], *connection);
     if (!relay) {
       pending_.unreached[unit] = connection->session && !connection->session->closed() ? 0 : 1;
@@ -301,9 +304,10 @@ void SshBackend::drop_pending() {
   pending_ = {};
 }
 
-// The connections of the ranks' hosts are kept (without shims) for the
-// next launch on them: a restart or a re-plan reconnects only the hosts
-// whose connection was lost.
+// The connections of the ranks' hosts are kept (without shims, with ddl's
+// relay where one runs) for the next launch on them: a restart, a re-plan
+// or the job after the preflight's check reconnects only the hosts whose
+// connection was lost, and where the relay lives starts no login shell.
 void SshBackend::shutdown() {
   for (std::size_t rank = 0; rank < rank_link_.size(); ++rank) {
     detach_stdin(static_cast<int>(rank));  // its sink writes to links_
@@ -313,8 +317,10 @@ void SshBackend::shutdown() {
     connection.shim.reset();
   }
   for (auto& link : links_) {
-    if (HostSessionPtr session = link->release(); session && !kept_.contains(link->host_name())) {
-      kept_[link->host_name()].session = std::move(session);
+    if (HostLink::Kept kept = link->release(); kept.session && !kept_.contains(link->host_name())) {
+      SshConnection& connection = kept_[link->host_name()];
+      connection.session = std::move(kept.session);
+      connection.relay = std::move(kept.relay);
     }
   }
   links_.clear();

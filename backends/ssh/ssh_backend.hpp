@@ -42,6 +42,8 @@ public:
   // The stack dumper on the rank's host, onto its stderr (through the shim).
   bool dump_stacks(int rank, DumpTool tool, Millis timeout) override;
   void shutdown() override;
+  // Each host's relay, started for one rank too, is kept for the next launch.
+  void expect_another_launch() override { another_launch_ = true; }
 
 protected:
   Result<void> prepare_gang(const Plan& plan, std::span<const RankLaunch> launches) override;
@@ -74,6 +76,7 @@ private:
 
   SshSection options_;
   bool restarts_ = false;
+  bool another_launch_ = false;  // expect_another_launch()
   // Per host name, the connection (and waiting shim) of its probes, for the
   // first rank there, or of an earlier launch, for the next one.
   std::unordered_map<std::string, SshConnection>& kept_;

@@ -181,6 +181,11 @@ public:
   // killed after `timeout` and when the rank ends. False when this backend
   // cannot (the watchdog then says so). Default: false.
   virtual bool dump_stacks(int rank, DumpTool tool, Millis timeout);
+  // The launch that follows the next one goes to the same hosts (the
+  // preflight's check, then the job): keep what makes it start sooner.
+  // Default: nothing; ssh: ddl's relay on each host, kept with its
+  // connection, so that the job starts no login shell there.
+  virtual void expect_another_launch() {}
   // Ends whatever still runs (KILL) and releases connections. Idempotent;
   // prepare() and start() may follow (an elastic re-plan on the same backend).
   virtual void shutdown() = 0;

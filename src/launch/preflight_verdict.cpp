@@ -76,15 +76,31 @@ std::vector<std::pair<std::size_t, std::size_t>> preflight_pairs(std::size_t hos
   return out;
 }
 
-PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const std::vector<PairFigure>& pairs,
-                                 double min_fraction, double max_latency_factor) {
-  PreflightVerdict v;
-  // The job's median: the median over hosts of each host's median pair (of
-  // two, the better), so that one slow host (2 of the 3 pairs among 3 hosts,
-  // half of them among 4) cannot drag it down, while a pair that happened
-  // to run alone on a loaded machine does not lift it.
-  std::vector<std::vector<double>> host_gbps(hosts.size());
-  std::vector<std::vector<double>> host_latency(hosts.size());
+std::vector<std::size_t> preflight_round_order(const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
+  std::vector<std::size_t> order;
+  std::vector<bool> placed(pairs.size(), false);
+  while (order.size() < pairs.size()) {
+    std::vector<std::size_t> busy;  // the hosts of this round's pairs
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const auto [a, b] = pairs[i];
+      if (placed[i] || std::ranges::find(busy, a) != busy.end() || std::ranges::find(busy, b) != busy.end()) {
+        continue;
+      }
+      placed[i] = true;
+      order.push_back(i);
+      busy.push_back(a);
+      busy.push_back(b);
+    }
+  }
+  return order;
+}
+
+PreflightMedians preflight_medians(std::size_t hosts, const std::vector<PairFigure>& pairs) {
+  // Of each host's pairs the median, so that one slow host (2 of the 3 pairs
+  // among 3 hosts, half of them among 4) cannot drag it down, while a pair
+  // that happened to run alone on a loaded machine does not lift it.
+  std::vector<std::vector<double>> host_gbps(hosts);
+  std::vector<std::vector<double>> host_latency(hosts);
   for (const PairFigure& pair : pairs) {
     if (!pair.failed.empty()) {
       continue;
@@ -96,14 +112,25 @@ PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const st
   }
   std::vector<double> gbps;
   std::vector<double> latency;
-  for (std::size_t h = 0; h < hosts.size(); ++h) {
+  for (std::size_t h = 0; h < hosts; ++h) {
     if (!host_gbps[h].empty()) {
       gbps.push_back(upper_median(host_gbps[h]));
       latency.push_back(lower_median(host_latency[h]));
     }
   }
-  v.median_gbps = median(gbps);
-  v.median_latency_ms = median(latency);
+  return {median(gbps), median(latency)};
+}
+
+PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const std::vector<PairFigure>& pairs,
+                                 double min_fraction, double max_latency_factor) {
+  return judge_preflight(hosts, pairs, preflight_medians(hosts.size(), pairs), min_fraction, max_latency_factor);
+}
+
+PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const std::vector<PairFigure>& pairs,
+                                 const PreflightMedians& medians, double min_fraction, double max_latency_factor) {
+  PreflightVerdict v;
+  v.median_gbps = medians.gbps;
+  v.median_latency_ms = medians.latency_ms;
 
   std::vector<std::size_t> peers(hosts.size(), 0);
   std::vector<std::size_t> slow(hosts.size(), 0);

@@ -27,6 +27,13 @@ struct PairFigure {
 // told from a slow link by how many of its peers see it slow.
 std::vector<std::pair<std::size_t, std::size_t>> preflight_pairs(std::size_t hosts);
 
+// The order in which the check's workers take `pairs` (indexes into it): in
+// rounds of pairs that share no host, each round as early as the pairs
+// before it allow, so that the workers, each taking its own pairs in this
+// order, measure a round at once. In the list's own order the ring's pairs
+// would wait for each other around the ring (1-2 after 0-1, 2-3 after 1-2).
+std::vector<std::size_t> preflight_round_order(const std::vector<std::pair<std::size_t, std::size_t>>& pairs);
+
 struct PreflightFinding {
   bool is_link = false;  // a link between two hosts fine with their other peers
   std::size_t host = 0;  // the host at fault, or the link's first end
@@ -44,11 +51,23 @@ struct PreflightVerdict {
 bool pair_is_slow(const PairFigure& pair, const PreflightVerdict& verdict, double min_fraction,
                   double max_latency_factor);
 
-// Judges the figures: the median is over hosts, of each host's median pair
-// (of two, the better); a
-// pair is slow below min_fraction of the median bandwidth or above max_latency_factor times the median latency; a host
-// slow with more than half of its peers (at least 2) is at fault, and a slow
-// pair that no faulty host explains is a link.
+// The job's medians: over hosts, of each host's median pair (of two, the
+// better bandwidth and the better round trip).
+struct PreflightMedians {
+  double gbps = 0;
+  double latency_ms = 0;
+};
+PreflightMedians preflight_medians(std::size_t hosts, const std::vector<PairFigure>& pairs);
+
+// Judges the figures against `medians`: a pair is slow below min_fraction of
+// the median bandwidth or above max_latency_factor times the median latency;
+// a host slow with more than half of its peers (at least 2) is at fault, and
+// a slow pair that no faulty host explains is a link. A second measurement
+// of some pairs is judged against the first one's medians: pairs measured
+// alone do not move the bar for those that were not measured again.
+PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const std::vector<PairFigure>& pairs,
+                                 const PreflightMedians& medians, double min_fraction, double max_latency_factor);
+// The same against the figures' own medians (preflight_medians).
 PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const std::vector<PairFigure>& pairs,
                                  double min_fraction, double max_latency_factor);
 

@@ -270,7 +270,7 @@ Result<void> JobRun::preflight() {
     spdlog::warn("preflight: 2 hosts make one pair, the only figure of its median: it is measured, not judged");
   }
   PhaseTimer checking("network check");
-  auto outcome = check_network(job_, hosts);
+  auto outcome = check_network(job_, planned_.backend, hosts);
   checking.end();
   if (!outcome) {
     return fail(outcome.error().code, "preflight: " + outcome.error().message);

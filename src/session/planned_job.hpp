@@ -19,7 +19,7 @@ namespace ddl::session {
 
 // The job's backend and the rank plan on its hosts.
 struct PlannedJob {
-  std::unique_ptr<Backend> backend;
+  std::shared_ptr<Backend> backend;  // shared: the preflight launches its check on the job's own backend
   std::string backend_why;  // how auto chose it; "" when the job named it
   Plan plan;
   Inventory hosts{};        // every host found, before placement

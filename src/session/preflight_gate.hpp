@@ -8,11 +8,13 @@
 // behind the job's own median. A pair that looks slow is measured once more,
 // alone, before it counts: on a loaded machine one pair may lose the CPU.
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "src/inventory/inventory.hpp"
 #include "src/job/job.hpp"
+#include "src/launch/backend.hpp"
 #include "src/launch/preflight_verdict.hpp"
 #include "src/plan/placement.hpp"
 #include "src/util/json.hpp"
@@ -27,10 +29,12 @@ struct PreflightOutcome {
   double seconds = 0;              // the whole check, launches included
 };
 
-// Checks the network among `hosts` (two or more) with the job's backend and
+// Checks the network among `hosts` (two or more) on the job's `backend` (its
+// connections are kept there for the job's launch) with the job's
 // [preflight] thresholds. An error is ddl's own (the check could not be
 // launched); hosts that do not answer are findings.
-Result<PreflightOutcome> check_network(const JobSpec& job, const Inventory& hosts);
+Result<PreflightOutcome> check_network(const JobSpec& job, const std::shared_ptr<Backend>& backend,
+                                       const Inventory& hosts);
 
 // The hosts to leave out for the findings, each with its finding: each
 // faulty host, and of a slow link its later end (either end mends the link;

@@ -130,9 +130,20 @@ shells_are 1 1 "one restart, two ranks per host"
 netns_relays_gone
 
 # Elastic (--np 2:3): a failure re-plans on the hosts left; the connections
-# of the hosts still in the job are kept, one shell per host per attempt
-# (its preflight check, probes and rank).
+# of the hosts still in the job are kept with their relay, so the re-plan's
+# probes and ranks are the relay's commands: one shell per host in all
+# (before the relay was kept, one per host per attempt).
 expect_exit 0 ddl_ssh run "$job" -H "$(netns_hostspec 1)" --backend ssh --np 2:3
 for r in 0 1 2; do expect_contains "$t/out" "[$r] attempt=1 rank=$r"; done
-shells_are 2 1 "an elastic re-plan"
+shells_are 1 1 "an elastic re-plan"
+
+# The preflight's check, then the job: the check's connections and relays
+# are kept for the job, whose probes and ranks start no login shell and no
+# handshake of their own (before: two shells and two connections per host).
+expect_exit 0 ddl_ssh run "$NETNS_DIR/ssh.toml" -H "$(netns_hostspec 1)" --backend ssh --preflight -v -- \
+  sh -c 'echo "rank=$DDL_RANK host=$(hostname)"'
+for r in 0 1 2; do expect_contains "$t/out" "[$r] rank=$r host=h$((r + 1))"; done
+expect_contains "$t/err" "preflight: 3 hosts, 3 pairs"
+shells_are 1 1 "the preflight's check, then the job"
+netns_relays_gone
 echo PASS
