@@ -205,6 +205,8 @@ public:
       return fail(set.error());
     }
     wait_for_everyone();
+    started_ = Clock::now();
+    const std::vector<std::size_t> rounds = pair_rounds();
     for (std::size_t turn = 0; turn < options_.pairs.size(); ++turn) {
       const PreflightPair& pair = options_.pairs[turn];
       if (pair.a != links_.rank && pair.b != links_.rank) {
@@ -214,7 +216,7 @@ public:
         // Not answered within the while: the pair before is stuck, go on.
         (void)links_.wait_for(turn_key(turn), std::min(remaining(), options_.window * 10 + Millis{500}));
       }
-      lines_.push_back(measure(pair));
+      lines_.push_back(measure(pair, rounds[turn]));
       if (options_.sequential && pair.a == links_.rank) {
         if (auto told = links_.publish(turn_key(turn + 1), "1"); !told) {
           return fail(told.error());
@@ -246,7 +248,37 @@ private:
     }
   }
 
-  PreflightLine measure(const PreflightPair& pair) {
+  // Each pair's round: pairs that share no host, in the order given (the
+  // launcher orders them so); sequential: each pair a round of its own.
+  std::vector<std::size_t> pair_rounds() const {
+    std::vector<std::size_t> rounds;
+    std::vector<int> busy;
+    std::size_t round = 0;
+    for (const PreflightPair& pair : options_.pairs) {
+      if (!busy.empty() && (options_.sequential || std::ranges::find(busy, pair.a) != busy.end() ||
+                            std::ranges::find(busy, pair.b) != busy.end())) {
+        ++round;
+        busy.clear();
+      }
+      busy.push_back(pair.a);
+      busy.push_back(pair.b);
+      rounds.push_back(round);
+    }
+    return rounds;
+  }
+
+  // A pair's while: one pair's time (1 s + 10 windows) from when this end
+  // starts it, and at least to the end of its round's share of that time
+  // counted from the start: a peer held up by a silent host in an earlier
+  // round comes to this pair when its round's time is up, and still finds
+  // this end waiting.
+  Clock::time_point pair_until(std::size_t round) const {
+    const auto each = Millis{1'000} + options_.window * 10;
+    const auto round_end = started_ + each * static_cast<long>(round + 1);
+    return std::min(deadline_, std::max(Clock::now() + each, round_end));
+  }
+
+  PreflightLine measure(const PreflightPair& pair, std::size_t round) {
     const bool dialer = pair.a == links_.rank;
     auto address = links_.wait_for(std::string(k_preflight_address_key) + std::to_string(dialer ? pair.b : pair.a),
                                    remaining());
@@ -255,7 +287,7 @@ private:
     }
     // Both ends have started: the pair has a while of its own, so that a
     // peer that stalls costs its own pairs and not the ones after them.
-    const auto until = std::min(deadline_, Clock::now() + Millis{1'000} + options_.window * 10);
+    const auto until = pair_until(round);
     auto fd = dialer ? dial(*address, until) : accept_from(pair.a, until);
     if (!fd) {
       return PreflightLine{pair, true, -1, 0, fd.error().message};
@@ -330,6 +362,7 @@ private:
   const PreflightWorkerOptions& options_;
   const PreflightLinks& links_;
   Clock::time_point deadline_;
+  Clock::time_point started_;  // every host started, or a second passed (wait_for_everyone)
   net::Fd listener_;
   std::uint64_t cookie_ = 0;
   std::map<int, net::Fd> early_;

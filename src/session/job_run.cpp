@@ -113,15 +113,17 @@ JobSpec with_program(const JobSpec& job, std::vector<std::string> program) {
 
 // The hosts the preflight measures: the plan's; for an elastic job those
 // the backend reaches (the others are left out by "hosts left", as without
-// the gate).
-Inventory hosts_to_check(Backend& backend, const Inventory& planned, bool elastic) {
+// the gate, which takes these answers instead of asking again).
+Inventory hosts_to_check(Backend& backend, const Inventory& planned, bool elastic, ReachAnswers& answers) {
   if (!elastic) {
     return planned;
   }
   const auto problems = backend.preflight(planned);
   Inventory reached;
   for (std::size_t i = 0; i < planned.size(); ++i) {
-    if (i >= problems.size() || problems[i].empty()) {
+    const std::string problem = i < problems.size() ? problems[i] : std::string();
+    answers[planned[i].name] = problem;
+    if (problem.empty()) {
       reached.push_back(planned[i]);
     }
   }
@@ -261,7 +263,8 @@ Result<void> JobRun::preflight() {
   if (!rules.enabled || !rules.network || ask_.dry_run || ask_.worker) {
     return {};
   }
-  const Inventory hosts = hosts_to_check(*planned_.backend, planned_.plan.hosts, job_.launch.np.elastic());
+  const Inventory hosts =
+      hosts_to_check(*planned_.backend, planned_.plan.hosts, job_.launch.np.elastic(), reach_answers_);
   if (hosts.size() < 2) {
     spdlog::info("preflight: {} host, no network to check", hosts.size());
     return {};
@@ -405,7 +408,7 @@ Result<void> JobRun::hosts_left() {
     return fail(ExitCode::launch,
                 fmt::format("cannot start: the preflight left out {} ({})", fmt::join(names, ", "), *too_many));
   }
-  auto plan = elastic_plan(job_, *planned_.backend, planned_.hosts, launching_->policy);
+  auto plan = elastic_plan(job_, *planned_.backend, planned_.hosts, launching_->policy, reach_answers_);
   if (!plan) {
     return fail(plan.error().code, "cannot start: " + plan.error().message);
   }

@@ -27,6 +27,7 @@
 #include "src/launch/report.hpp"
 #include "src/session/mpi_mode.hpp"
 #include "src/session/planned_job.hpp"
+#include "src/session/round.hpp"
 
 namespace ddl::session {
 
@@ -121,6 +122,7 @@ private:
   OutputOptions output_;
   std::unique_ptr<Launching> launching_;
   std::vector<LeftOutHost> preflight_left_out_;  // elastic: the policy keeps them out of later rounds too
+  ReachAnswers reach_answers_;  // elastic: the backend's preflight, asked once by the gate for "hosts left"
   std::optional<Result<int>> code_;
   std::vector<std::string> passes_run_;
 };

@@ -98,11 +98,33 @@ using RoundStep = Result<void> (*)(const RoundInputs&, Round&);
 constexpr RoundStep k_round_steps[] = {find_interfaces, read_topologies, count_gpus, choose_master_port,
                                        fill_context, start_rendezvous};
 
+// The backend's preflight answer for each of `hosts`: from `known`, else asked.
+std::vector<std::string> reach_answers(Backend& backend, const Inventory& hosts, const ReachAnswers& known) {
+  std::vector<std::string> problems(hosts.size());
+  Inventory unknown;
+  std::vector<std::size_t> unknown_at;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    if (auto found = known.find(hosts[i].name); found != known.end()) {
+      problems[i] = found->second;
+    } else {
+      unknown.push_back(hosts[i]);
+      unknown_at.push_back(i);
+    }
+  }
+  if (!unknown.empty()) {
+    const auto asked = backend.preflight(unknown);
+    for (std::size_t k = 0; k < unknown_at.size() && k < asked.size(); ++k) {
+      problems[unknown_at[k]] = asked[k];
+    }
+  }
+  return problems;
+}
+
 // Elastic: `hosts` without the excluded ones and without those failing the
 // backend's preflight (excluded now). False when that passes max_host_losses.
-bool usable_hosts(Backend& backend, Inventory& hosts, RestartPolicy& policy) {
+bool usable_hosts(Backend& backend, Inventory& hosts, RestartPolicy& policy, const ReachAnswers& known) {
   std::erase_if(hosts, [&](const Host& host) { return policy.is_excluded(host.name); });
-  auto problems = backend.preflight(hosts);
+  auto problems = reach_answers(backend, hosts, known);
   bool within_limit = true;
   for (std::size_t i = 0; i < hosts.size() && i < problems.size(); ++i) {
     if (!problems[i].empty()) {
@@ -131,8 +153,9 @@ Result<std::unique_ptr<Round>> Round::start(const RoundInputs& in, Plan plan) {
   return round;
 }
 
-Result<Plan> elastic_plan(const JobSpec& job, Backend& backend, Inventory hosts, RestartPolicy& policy) {
-  if (!usable_hosts(backend, hosts, policy)) {
+Result<Plan> elastic_plan(const JobSpec& job, Backend& backend, Inventory hosts, RestartPolicy& policy,
+                          const ReachAnswers& known) {
+  if (!usable_hosts(backend, hosts, policy, known)) {
     return fail(ExitCode::launch, policy.too_many_losses());
   }
   if (stop::requested()) {

@@ -6,6 +6,7 @@
 // (JobRounds::next_round), which supervise() asks for through the Rounds
 // interface (src/launch/supervisor.hpp).
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,10 +55,14 @@ struct Round {
   static Result<std::unique_ptr<Round>> start(const RoundInputs& in, Plan plan);
 };
 
+// The backend's preflight answers already had, by host name ("" reached).
+using ReachAnswers = std::map<std::string, std::string, std::less<>>;
+
 // Elastic: `hosts` without the excluded ones and those failing the backend's
-// preflight (excluded now), planned; why not when that passes
-// max_host_losses or leaves no host.
-Result<Plan> elastic_plan(const JobSpec& job, Backend& backend, Inventory hosts, RestartPolicy& policy);
+// preflight (excluded now; a host in `known` is not asked again), planned;
+// why not when that passes max_host_losses or leaves no host.
+Result<Plan> elastic_plan(const JobSpec& job, Backend& backend, Inventory hosts, RestartPolicy& policy,
+                          const ReachAnswers& known = {});
 
 // The rounds of one job as supervise() asks for them: the current round's
 // plan, each attempt's launches, the rendezvous' deadline, the hang board;
