@@ -207,6 +207,7 @@ public:
     wait_for_everyone();
     started_ = Clock::now();
     const std::vector<std::size_t> rounds = pair_rounds();
+    rounds_ = rounds.empty() ? 1 : rounds.back() + 1;
     for (std::size_t turn = 0; turn < options_.pairs.size(); ++turn) {
       const PreflightPair& pair = options_.pairs[turn];
       if (pair.a != links_.rank && pair.b != links_.rank) {
@@ -267,15 +268,20 @@ private:
     return rounds;
   }
 
-  // A pair's while: one pair's time (1 s + 10 windows) from when this end
-  // starts it, and at least to the end of its round's share of that time
-  // counted from the start: a peer held up by a silent host in an earlier
-  // round comes to this pair when its round's time is up, and still finds
-  // this end waiting.
+  // A pair's while: its round's share of the budget left at the start (each
+  // round an equal share, to the end of its own), at least the time to
+  // measure it (10 windows): a peer held up by a silent host in an earlier
+  // round comes to this pair when that round's time is up and still finds
+  // this end waiting, and every round fits in the budget. Sequential: one
+  // pair's time (1 s + 10 windows) from when this end starts it.
   Clock::time_point pair_until(std::size_t round) const {
-    const auto each = Millis{1'000} + options_.window * 10;
+    const auto now = Clock::now();
+    if (options_.sequential) {
+      return std::min(deadline_, now + Millis{1'000} + options_.window * 10);
+    }
+    const auto each = (deadline_ - started_) / static_cast<long>(rounds_);
     const auto round_end = started_ + each * static_cast<long>(round + 1);
-    return std::min(deadline_, std::max(Clock::now() + each, round_end));
+    return std::min(deadline_, std::max(round_end, now + options_.window * 10));
   }
 
   PreflightLine measure(const PreflightPair& pair, std::size_t round) {
@@ -363,6 +369,7 @@ private:
   const PreflightLinks& links_;
   Clock::time_point deadline_;
   Clock::time_point started_;  // every host started, or a second passed (wait_for_everyone)
+  std::size_t rounds_ = 1;     // pair_rounds()' count
   net::Fd listener_;
   std::uint64_t cookie_ = 0;
   std::map<int, net::Fd> early_;

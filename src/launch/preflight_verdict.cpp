@@ -46,6 +46,14 @@ std::string pair_reason(const PairFigure& pair, const std::string& peer, const P
                      v.median_latency_ms, kind);
 }
 
+// The first pair that failed because `host` said nothing of it (the gate's
+// "HOST did not answer the check within 5s"); null when none.
+const PairFigure* silent_pair(const std::string& host, const std::vector<PairFigure>& pairs) {
+  const std::string said = host + " did not answer";
+  auto found = std::ranges::find_if(pairs, [&said](const PairFigure& pair) { return pair.failed.starts_with(said); });
+  return found == pairs.end() ? nullptr : &*found;
+}
+
 // The worse of two slow pairs: the lower share of the median bandwidth.
 bool worse(const PairFigure& x, const PairFigure& y) { return x.gbps < y.gbps; }
 
@@ -151,15 +159,18 @@ PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const st
   }
   std::vector<bool> at_fault(hosts.size(), false);
   for (std::size_t h = 0; h < hosts.size(); ++h) {
-    if (slow[h] >= 2 && slow[h] * 2 > peers[h]) {
-      at_fault[h] = true;
-      std::size_t peer = worst[h]->a == h ? worst[h]->b : worst[h]->a;
-      // A host that never answered: its pairs' reason names it already.
-      const bool silent = worst[h]->failed.starts_with(hosts[h] + " ");
-      v.findings.push_back({false, h, peer,
-                            silent ? worst[h]->failed
-                                   : hosts[h] + ": " + pair_reason(*worst[h], hosts[peer], v, min_fraction)});
+    // A host that said nothing of a pair is at fault whatever its other
+    // pairs did (stopped after a few): the pair's reason names it already.
+    const PairFigure* silent = silent_pair(hosts[h], pairs);
+    if (silent == nullptr && !(slow[h] >= 2 && slow[h] * 2 > peers[h])) {
+      continue;
     }
+    at_fault[h] = true;
+    const PairFigure& named = silent != nullptr ? *silent : *worst[h];
+    const std::size_t peer = named.a == h ? named.b : named.a;
+    v.findings.push_back({false, h, peer,
+                          silent != nullptr ? named.failed
+                                            : hosts[h] + ": " + pair_reason(named, hosts[peer], v, min_fraction)});
   }
   for (const PairFigure& pair : pairs) {
     if (pair_is_slow(pair, v, min_fraction, max_latency_factor) && !at_fault[pair.a] && !at_fault[pair.b]) {

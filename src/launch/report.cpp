@@ -188,8 +188,10 @@ std::string elastic_restart_message(const RankLaunch& launch, const FirstFailure
                      next_attempt, wait.count() > 0 ? ", in " + format_duration(wait) : "");
 }
 
-std::string timeout_message(Millis timeout) {
-  return fmt::format("ddl: error: timed out after {}\n", format_duration(timeout));
+// nullopt: a deadline the caller set without a timeout of the job's own.
+std::string timeout_message(std::optional<Millis> timeout) {
+  return timeout ? fmt::format("ddl: error: timed out after {}\n", format_duration(*timeout))
+                 : std::string("ddl: error: timed out\n");
 }
 
 std::string interrupted_message(int signo, int ranks) {

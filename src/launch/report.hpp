@@ -6,6 +6,7 @@
 // about a failure.
 
 #include <deque>
+#include <optional>
 #include <string>
 
 #include "src/launch/backend.hpp"
@@ -66,8 +67,8 @@ std::string restart_message(const RankLaunch& launch, const FirstFailure& first,
 std::string elastic_restart_message(const RankLaunch& launch, const FirstFailure& first, int next_attempt,
                                     Millis wait, bool hosts_left);
 
-// "ddl: error: timed out after 2h".
-std::string timeout_message(Millis timeout);
+// "ddl: error: timed out after 2h"; "ddl: error: timed out" without a timeout.
+std::string timeout_message(std::optional<Millis> timeout);
 
 // "ddl: interrupted by SIGINT: stopped the 4 ranks (exit 130)\n": the one
 // line when a signal to ddl (Ctrl-C) ends the job, as torchrun prints one.

@@ -502,7 +502,7 @@ void report_end(Output& output, const Gang& gang, const AttemptEnd& end, const s
       output.message(singleton_guard_hint(end.first.rank, static_cast<int>(gang.launches().size())) + "\n");
     }
   } else if (end.reason == StopReason::timeout) {
-    output.message(timeout_message(*options.timeout));
+    output.message(timeout_message(options.timeout));
   } else if (end.reason == StopReason::signal) {
     output.message(interrupted_message(end.stop_signal, static_cast<int>(gang.launches().size())));
   }

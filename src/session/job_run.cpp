@@ -440,7 +440,10 @@ Result<void> JobRun::supervise_gang() {
   supervisor.deadline = stop::deadline();
   if (ask_.worker_timeout) {
     const auto bound = std::chrono::steady_clock::now() + *ask_.worker_timeout;
-    supervisor.deadline = supervisor.deadline ? std::min(*supervisor.deadline, bound) : bound;
+    if (!supervisor.deadline || bound < *supervisor.deadline) {
+      supervisor.deadline = bound;
+      supervisor.timeout = ask_.worker_timeout;  // what "timed out after" says
+    }
   }
   supervisor.max_restarts = ask_.worker ? 0 : job_.max_restarts;
   supervisor.grace = job_.grace;

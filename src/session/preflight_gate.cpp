@@ -142,8 +142,10 @@ PairFigure pair_figure(const Measured& measured, const coll::PreflightPair& pair
   PairFigure figure;
   auto dialer = lines_of(measured, pair.a, pair);
   auto acceptor = lines_of(measured, pair.b, pair);
-  if (!dialer || !acceptor) {
-    const int silent = !dialer ? pair.a : pair.b;
+  // An end that said nothing of this pair (of any pair, or it was stopped before this one).
+  const bool dialer_silent = !dialer || dialer->empty();
+  if (dialer_silent || !acceptor || acceptor->empty()) {
+    const int silent = dialer_silent ? pair.a : pair.b;
     figure.failed = fmt::format("{} did not answer the check within {}",
                                 measured.rank_hosts[static_cast<std::size_t>(silent)], format_duration(budget));
     return figure;

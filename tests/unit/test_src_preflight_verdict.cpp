@@ -126,3 +126,16 @@ TEST_CASE("preflight: the workers take their pairs in rounds of pairs that share
     CHECK(rounds <= (n == 16 ? 5u : 3u));
   }
 }
+
+TEST_CASE("preflight: a host silent on some of its pairs is at fault, not its links", "[preflight]") {
+  // Stopped after its first two pairs (the ring's): its two extra pairs say it did not answer.
+  auto pairs = figures(16, [](auto, auto) { return false; });
+  for (auto& pair : pairs) {
+    if ((pair.a == 5 || pair.b == 5) && !pair.ring) pair.failed = "198.18.0.6 did not answer the check within 5s";
+  }
+  auto v = ddl::judge_preflight(names(16), pairs, 0.5, 4.0);
+  REQUIRE(v.findings.size() == 1);
+  CHECK_FALSE(v.findings[0].is_link);
+  CHECK(v.findings[0].host == 5);
+  CHECK(v.findings[0].why == "198.18.0.6 did not answer the check within 5s");
+}

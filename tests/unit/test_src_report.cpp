@@ -67,6 +67,9 @@ TEST_CASE("report: the failure summary ends with the rank's last stderr lines", 
         "ddl: rank 1 wrote nothing on stderr\n");
   CHECK(restart_message(launch, first, 1, 2) == "ddl: rank 1 on h2 exited with code 3 after 2s; restarting (DDL_ATTEMPT=1, restart 1 of 2)\n");
   CHECK(timeout_message(Millis{7'200'000}) == "ddl: error: timed out after 2h\n");
+  // A deadline given without a timeout (the preflight's workers' bound) printed
+  // an empty optional's bytes as a duration.
+  CHECK(timeout_message(std::nullopt) == "ddl: error: timed out\n");
 }
 
 TEST_CASE("report: a torch error file's message and traceback follow the stderr lines", "[report]") {
