@@ -69,6 +69,11 @@ Result<HostLink::ReadyChannels> open_checked_channels(HostSession& session, cons
     if (channel->ready()) {
       continue;
     }
+    if (!channel->closed() && session.closed()) {  // poll_until ended early: the connection (or relay) went
+      const std::string why = session.error();
+      return fail(ExitCode::launch, fmt::format("the connection closed before the shim of rank {} answered: {}", rank,
+                                                why.empty() ? "host not answering" : why));
+    }
     if (!channel->closed()) {
       std::size_t answered = 0;
       for (const auto& [other, state] : channels) {
