@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <numeric>
 
 #include <fmt/core.h>
 #include <poll.h>
@@ -206,9 +207,14 @@ public:
     }
     wait_for_everyone();
     started_ = Clock::now();
-    const std::vector<std::size_t> rounds = pair_rounds();
-    rounds_ = rounds.empty() ? 1 : rounds.back() + 1;
-    for (std::size_t turn = 0; turn < options_.pairs.size(); ++turn) {
+    // Sequential: the list's order, one pair at a time; else round by round.
+    const std::vector<std::size_t> rounds =
+        options_.sequential ? std::vector<std::size_t>(options_.pairs.size(), 0) : preflight_rounds(options_.pairs);
+    rounds_ = rounds.empty() ? 1 : *std::ranges::max_element(rounds) + 1;
+    std::vector<std::size_t> turns(options_.pairs.size());
+    std::iota(turns.begin(), turns.end(), std::size_t{0});
+    std::ranges::stable_sort(turns, {}, [&rounds](std::size_t turn) { return rounds[turn]; });
+    for (std::size_t turn : turns) {
       const PreflightPair& pair = options_.pairs[turn];
       if (pair.a != links_.rank && pair.b != links_.rank) {
         continue;
@@ -247,25 +253,6 @@ private:
         return;
       }
     }
-  }
-
-  // Each pair's round: pairs that share no host, in the order given (the
-  // launcher orders them so); sequential: each pair a round of its own.
-  std::vector<std::size_t> pair_rounds() const {
-    std::vector<std::size_t> rounds;
-    std::vector<int> busy;
-    std::size_t round = 0;
-    for (const PreflightPair& pair : options_.pairs) {
-      if (!busy.empty() && (options_.sequential || std::ranges::find(busy, pair.a) != busy.end() ||
-                            std::ranges::find(busy, pair.b) != busy.end())) {
-        ++round;
-        busy.clear();
-      }
-      busy.push_back(pair.a);
-      busy.push_back(pair.b);
-      rounds.push_back(round);
-    }
-    return rounds;
   }
 
   // A pair's while: its round's share of the budget left at the start (each
@@ -369,7 +356,7 @@ private:
   const PreflightLinks& links_;
   Clock::time_point deadline_;
   Clock::time_point started_;  // every host started, or a second passed (wait_for_everyone)
-  std::size_t rounds_ = 1;     // pair_rounds()' count
+  std::size_t rounds_ = 1;     // how many rounds the pairs take (preflight_rounds)
   net::Fd listener_;
   std::uint64_t cookie_ = 0;
   std::map<int, net::Fd> early_;
@@ -377,6 +364,27 @@ private:
 };
 
 } // namespace
+
+std::vector<std::size_t> preflight_rounds(const std::vector<PreflightPair>& pairs) {
+  constexpr std::size_t unplaced = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> rounds(pairs.size(), unplaced);
+  std::size_t placed = 0;
+  for (std::size_t round = 0; placed < pairs.size(); ++round) {
+    std::vector<int> busy;  // the hosts of this round's pairs
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const auto [a, b] = pairs[i];
+      if (rounds[i] != unplaced || std::ranges::find(busy, a) != busy.end() ||
+          std::ranges::find(busy, b) != busy.end()) {
+        continue;
+      }
+      rounds[i] = round;
+      ++placed;
+      busy.push_back(a);
+      busy.push_back(b);
+    }
+  }
+  return rounds;
+}
 
 Result<std::vector<PreflightPair>> parse_preflight_pairs(std::string_view text) {
   std::vector<PreflightPair> pairs;

@@ -2,8 +2,8 @@
 #pragma once
 
 // `ddl worker preflight`: one host of the preflight gate's network check
-// (issue 43). Each rank is one host; for every pair it is part of, in the
-// order given, it measures the round trip (small pings) and each
+// (issue 43). Each rank is one host; for every pair it is part of, round by
+// round (preflight_rounds; --sequential: in the order given), it measures the round trip (small pings) and each
 // direction's bandwidth (a bounded stream), and publishes what it saw in the
 // rendezvous for the launcher to judge. No barrier: a host that does not
 // answer delays only its own pairs, which end at the budget as failures.
@@ -32,6 +32,13 @@ struct PreflightPair {
   int b = 0;
   bool operator==(const PreflightPair&) const = default;
 };
+
+// Each pair's round (0 first): rounds of pairs that share no host, each
+// pair in the first round its hosts are free in, in the list's order. The
+// workers measure round by round, so that a round's pairs run at once; in
+// the list's own order the ring's pairs would wait for each other around the
+// ring (1-2 after 0-1, 2-3 after 1-2).
+std::vector<std::size_t> preflight_rounds(const std::vector<PreflightPair>& pairs);
 
 // "0-1,1-2,2-0" (the option's text), and back.
 Result<std::vector<PreflightPair>> parse_preflight_pairs(std::string_view text);

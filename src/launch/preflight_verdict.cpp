@@ -84,25 +84,6 @@ std::vector<std::pair<std::size_t, std::size_t>> preflight_pairs(std::size_t hos
   return out;
 }
 
-std::vector<std::size_t> preflight_round_order(const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
-  std::vector<std::size_t> order;
-  std::vector<bool> placed(pairs.size(), false);
-  while (order.size() < pairs.size()) {
-    std::vector<std::size_t> busy;  // the hosts of this round's pairs
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      const auto [a, b] = pairs[i];
-      if (placed[i] || std::ranges::find(busy, a) != busy.end() || std::ranges::find(busy, b) != busy.end()) {
-        continue;
-      }
-      placed[i] = true;
-      order.push_back(i);
-      busy.push_back(a);
-      busy.push_back(b);
-    }
-  }
-  return order;
-}
-
 PreflightMedians preflight_medians(std::size_t hosts, const std::vector<PairFigure>& pairs) {
   // Of each host's pairs the median, so that one slow host (2 of the 3 pairs
   // among 3 hosts, half of them among 4) cannot drag it down, while a pair

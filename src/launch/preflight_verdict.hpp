@@ -27,13 +27,6 @@ struct PairFigure {
 // told from a slow link by how many of its peers see it slow.
 std::vector<std::pair<std::size_t, std::size_t>> preflight_pairs(std::size_t hosts);
 
-// The order in which the check's workers take `pairs` (indexes into it): in
-// rounds of pairs that share no host, each round as early as the pairs
-// before it allow, so that the workers, each taking its own pairs in this
-// order, measure a round at once. In the list's own order the ring's pairs
-// would wait for each other around the ring (1-2 after 0-1, 2-3 after 1-2).
-std::vector<std::size_t> preflight_round_order(const std::vector<std::pair<std::size_t, std::size_t>>& pairs);
-
 struct PreflightFinding {
   bool is_link = false;  // a link between two hosts fine with their other peers
   std::size_t host = 0;  // the host at fault, or the link's first end

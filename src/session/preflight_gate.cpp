@@ -205,13 +205,7 @@ Result<std::vector<PairFigure>> measure_pairs(const JobSpec& job, const std::sha
   }
   std::vector<coll::PreflightPair> in_order;
   for (int t = 0; t < way.tries; ++t) {
-    if (way.sequential) {
-      in_order.insert(in_order.end(), rank_pairs.begin(), rank_pairs.end());
-      continue;
-    }
-    for (std::size_t i : preflight_round_order(pairs)) {
-      in_order.push_back(rank_pairs[i]);
-    }
+    in_order.insert(in_order.end(), rank_pairs.begin(), rank_pairs.end());
   }
   auto measured = measure(job, backend, hosts, in_order, way.budget, way.sequential);
   if (!measured) {

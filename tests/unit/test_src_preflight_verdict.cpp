@@ -101,32 +101,6 @@ TEST_CASE("preflight: a second measurement is judged against the first one's med
   CHECK(ddl::preflight_medians(16, pairs).gbps == Approx(4.0));
 }
 
-TEST_CASE("preflight: the workers take their pairs in rounds of pairs that share no host", "[preflight]") {
-  for (std::size_t n : {std::size_t{3}, std::size_t{4}, std::size_t{16}}) {
-    const auto pairs = ddl::preflight_pairs(n);
-    const auto order = ddl::preflight_round_order(pairs);
-    REQUIRE(order.size() == pairs.size());
-    // Each pair once; rounds: a pair that shares a host with the one before starts the next round.
-    std::vector<std::size_t> sorted = order;
-    std::sort(sorted.begin(), sorted.end());
-    for (std::size_t i = 0; i < sorted.size(); ++i) CHECK(sorted[i] == i);
-    std::size_t rounds = 1;
-    std::vector<std::size_t> busy;
-    for (std::size_t i : order) {
-      auto [a, b] = pairs[i];
-      if (std::ranges::find(busy, a) != busy.end() || std::ranges::find(busy, b) != busy.end()) {
-        ++rounds;
-        busy.clear();
-      }
-      busy.push_back(a);
-      busy.push_back(b);
-    }
-    // 16 hosts: 32 pairs, 4 per host, in 4 or 5 rounds (in the list's order the ring's
-    // 16 pairs would run one after the other).
-    CHECK(rounds <= (n == 16 ? 5u : 3u));
-  }
-}
-
 TEST_CASE("preflight: a host silent on some of its pairs is at fault, not its links", "[preflight]") {
   // Stopped after its first two pairs (the ring's): its two extra pairs say it did not answer.
   auto pairs = figures(16, [](auto, auto) { return false; });
