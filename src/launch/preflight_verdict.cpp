@@ -31,12 +31,13 @@ double lower_median(std::vector<double> values) {
 }
 
 // "0.11 GB/s to 198.18.0.4 against a median of 1.9 GB/s (ring neighbour)", or the latency.
-std::string pair_reason(const PairFigure& pair, const std::string& peer, const PreflightVerdict& v,
-                        double min_fraction) {
+std::string pair_reason(const PairFigure& pair, std::size_t peer_index, const std::vector<std::string>& hosts,
+                        const PreflightVerdict& v, double min_fraction) {
   const char* kind = pair.ring ? "ring neighbour" : "extra pair";
+  const std::string& peer = hosts[peer_index];
   if (!pair.failed.empty()) {  // "H2 did not answer ..." names its host already
-    return pair.failed.starts_with(peer + " ") ? fmt::format("{} ({})", pair.failed, kind)
-                                                : fmt::format("{} with {} ({})", pair.failed, peer, kind);
+    return pair.silent == peer_index ? fmt::format("{} ({})", pair.failed, kind)
+                                     : fmt::format("{} with {} ({})", pair.failed, peer, kind);
   }
   if (pair.gbps < min_fraction * v.median_gbps) {
     return fmt::format("{:.2g} GB/s to {} against a median of {:.2g} GB/s ({})", pair.gbps, peer, v.median_gbps,
@@ -46,11 +47,9 @@ std::string pair_reason(const PairFigure& pair, const std::string& peer, const P
                      v.median_latency_ms, kind);
 }
 
-// The first pair that failed because `host` said nothing of it (the gate's
-// "HOST did not answer the check within 5s"); null when none.
-const PairFigure* silent_pair(const std::string& host, const std::vector<PairFigure>& pairs) {
-  const std::string said = host + " did not answer";
-  auto found = std::ranges::find_if(pairs, [&said](const PairFigure& pair) { return pair.failed.starts_with(said); });
+// The first pair that failed because `host` said nothing of it; null when none.
+const PairFigure* silent_pair(std::size_t host, const std::vector<PairFigure>& pairs) {
+  auto found = std::ranges::find(pairs, std::optional<std::size_t>(host), &PairFigure::silent);
   return found == pairs.end() ? nullptr : &*found;
 }
 
@@ -142,7 +141,7 @@ PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const st
   for (std::size_t h = 0; h < hosts.size(); ++h) {
     // A host that said nothing of a pair is at fault whatever its other
     // pairs did (stopped after a few): the pair's reason names it already.
-    const PairFigure* silent = silent_pair(hosts[h], pairs);
+    const PairFigure* silent = silent_pair(h, pairs);
     if (silent == nullptr && !(slow[h] >= 2 && slow[h] * 2 > peers[h])) {
       continue;
     }
@@ -151,13 +150,13 @@ PreflightVerdict judge_preflight(const std::vector<std::string>& hosts, const st
     const std::size_t peer = named.a == h ? named.b : named.a;
     v.findings.push_back({false, h, peer,
                           silent != nullptr ? named.failed
-                                            : hosts[h] + ": " + pair_reason(named, hosts[peer], v, min_fraction)});
+                                            : hosts[h] + ": " + pair_reason(named, peer, hosts, v, min_fraction)});
   }
   for (const PairFigure& pair : pairs) {
     if (pair_is_slow(pair, v, min_fraction, max_latency_factor) && !at_fault[pair.a] && !at_fault[pair.b]) {
       v.findings.push_back({true, pair.a, pair.b,
                             fmt::format("link {} - {}: {}; both hosts fine with their other peers", hosts[pair.a],
-                                        hosts[pair.b], pair_reason(pair, hosts[pair.b], v, min_fraction))});
+                                        hosts[pair.b], pair_reason(pair, pair.b, hosts, v, min_fraction))});
     }
   }
   return v;

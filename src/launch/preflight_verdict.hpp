@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,9 @@ struct PairFigure {
   double latency_ms = 0;  // round trip
   bool ring = false;      // ring neighbours (else an extra pair that places the fault)
   std::string failed;     // why the pair could not be measured ("no answer within the budget"); "" when it was
+  // The end (a or b) that said nothing of the pair: `failed` names it ("H did
+  // not answer the check within 5s"), and that host is at fault.
+  std::optional<std::size_t> silent;
 };
 
 // The pairs to measure among n hosts: the ring's neighbours (i, i+1), then,

@@ -136,16 +136,21 @@ std::optional<std::vector<coll::PreflightLine>> lines_of(const Measured& measure
   return lines;
 }
 
-// One pair's figure from both ends' lines: the round trip the dialer saw,
-// the slower direction's bandwidth; of several tries, the best.
-PairFigure pair_figure(const Measured& measured, const coll::PreflightPair& pair, Millis budget) {
+// One pair's figure (`pair`: its check ranks; `hosts`: its host indexes)
+// from both ends' lines: the round trip the dialer saw, the slower
+// direction's bandwidth; of several tries, the best.
+PairFigure pair_figure(const Measured& measured, const coll::PreflightPair& pair,
+                       std::pair<std::size_t, std::size_t> hosts, Millis budget) {
   PairFigure figure;
+  figure.a = hosts.first;
+  figure.b = hosts.second;
   auto dialer = lines_of(measured, pair.a, pair);
   auto acceptor = lines_of(measured, pair.b, pair);
   // An end that said nothing of this pair (of any pair, or it was stopped before this one).
   const bool dialer_silent = !dialer || dialer->empty();
   if (dialer_silent || !acceptor || acceptor->empty()) {
     const int silent = dialer_silent ? pair.a : pair.b;
+    figure.silent = dialer_silent ? figure.a : figure.b;
     figure.failed = fmt::format("{} did not answer the check within {}",
                                 measured.rank_hosts[static_cast<std::size_t>(silent)], format_duration(budget));
     return figure;
@@ -213,10 +218,7 @@ Result<std::vector<PairFigure>> measure_pairs(const JobSpec& job, const std::sha
   }
   std::vector<PairFigure> figures;
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    PairFigure figure = pair_figure(*measured, rank_pairs[i], way.budget);
-    figure.a = pairs[i].first;
-    figure.b = pairs[i].second;
-    figures.push_back(std::move(figure));
+    figures.push_back(pair_figure(*measured, rank_pairs[i], pairs[i], way.budget));
   }
   return figures;
 }

@@ -18,7 +18,7 @@ std::vector<ddl::PairFigure> figures(std::size_t n, const std::function<bool(std
   std::vector<ddl::PairFigure> out;
   for (auto [a, b] : ddl::preflight_pairs(n)) {
     bool ring = b == (a + 1) % n;
-    out.push_back({a, b, slow(a, b) ? 0.11 : 1.9, slow(a, b) ? 9.0 : 0.2, ring, {}});
+    out.push_back({a, b, slow(a, b) ? 0.11 : 1.9, slow(a, b) ? 9.0 : 0.2, ring, {}, {}});
   }
   return out;
 }
@@ -76,7 +76,10 @@ TEST_CASE("preflight: latency alone above the factor fails", "[preflight]") {
 TEST_CASE("preflight: a host that never answered is named so", "[preflight]") {
   auto pairs = figures(4, [](auto, auto) { return false; });
   for (auto& pair : pairs) {
-    if (pair.a == 3 || pair.b == 3) pair.failed = "198.18.0.4 did not answer the check within 3s";
+    if (pair.a == 3 || pair.b == 3) {
+      pair.failed = "198.18.0.4 did not answer the check within 3s";
+      pair.silent = 3;
+    }
   }
   auto v = ddl::judge_preflight(names(4), pairs, 0.5, 4.0);
   REQUIRE(v.findings.size() == 1);
@@ -105,7 +108,10 @@ TEST_CASE("preflight: a host silent on some of its pairs is at fault, not its li
   // Stopped after its first two pairs (the ring's): its two extra pairs say it did not answer.
   auto pairs = figures(16, [](auto, auto) { return false; });
   for (auto& pair : pairs) {
-    if ((pair.a == 5 || pair.b == 5) && !pair.ring) pair.failed = "198.18.0.6 did not answer the check within 5s";
+    if ((pair.a == 5 || pair.b == 5) && !pair.ring) {
+      pair.failed = "198.18.0.6 did not answer the check within 5s";
+      pair.silent = 5;
+    }
   }
   auto v = ddl::judge_preflight(names(16), pairs, 0.5, 4.0);
   REQUIRE(v.findings.size() == 1);
