@@ -235,8 +235,8 @@ void HostLink::run() {
   }
   channels_.clear();  // the supervisor gave up on them: no more events
   ready_.clear();     // unused: EOF ends their shims quietly
-  if (!keep_session_ || lost_ || (relay_ && relay_->closed())) {
-    relay_.reset();  // EOF: the relay ends what is left
+  if (!keep_session_ || lost_) {
+    relay_.reset();  // EOF: the relay ends what is left (else release() keeps it; one that ended is dropped then)
   }
   ssh_event_remove_fd(event, wake_fd_);
   session_->remove_from(event);

@@ -8,11 +8,15 @@
 
 namespace ddl {
 
-HostSession& SshConnection::shim_session() {
+void SshConnection::drop_ended_relay() {
   if (relay && relay->closed()) {
     shim.reset();  // one of the relay's commands
     relay.reset();
   }
+}
+
+HostSession& SshConnection::shim_session() {
+  drop_ended_relay();
   return relay ? static_cast<HostSession&>(*relay) : *session;
 }
 

@@ -30,6 +30,8 @@ struct SshConnection {
   std::unique_ptr<ShimChannel> shim;
   std::string error;
 
+  // A kept relay that has ended since is dropped, with its shim.
+  void drop_ended_relay();
   // Where a shim opens: the kept relay while it lives, else the connection.
   HostSession& shim_session();
 };

@@ -208,7 +208,7 @@ Result<void> SshBackend::preflight_unit(std::size_t unit, const Plan& plan, std:
     return fail(connection.error());
   }
   const std::vector<int>& ranks = pending_.ranks[unit];
-  connection->shim_session();  // drops a kept relay that has ended since
+  connection->drop_ended_relay();
   if (connection->relay) {  // kept from the last launch (its shim, if any, is its command)
     pending_.relays[unit] = std::move(connection->relay);
   } else if (wants_relay(ranks.size())) {
