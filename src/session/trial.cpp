@@ -24,11 +24,7 @@ Result<int> launch_trial(const JobSpec& job, sweep::TrialResult& result) {
     result.gang_attempts = summary.attempts;
   };
   ask.on_planned = [&result](const Plan& plan) { result.hosts = sweep::plan_hosts_json(plan); };
-  ask.on_preflight = [&result](const std::vector<LeftOutHost>& named) {
-    for (const LeftOutHost& host : named) {
-      result.preflight_named.emplace_back(host.name, host.why);
-    }
-  };
+  ask.on_preflight = [&result](const std::vector<LeftOutHost>& named) { result.preflight_named = named; };
   return JobRun(job, std::move(ask)).run();
 }
 

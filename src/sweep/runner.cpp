@@ -85,7 +85,7 @@ private:
   std::string classify(int code, const std::optional<TrialResult>& result) const;
   Result<void> after_failure(const Running& run, const std::string& why);
   Result<void> exclude_if_failing(std::size_t host);
-  Result<void> exclude_named(const Running& run, const std::vector<std::pair<std::string, std::string>>& named);
+  Result<void> exclude_named(const Running& run, const std::vector<LeftOutHost>& named);
   Result<void> exclude_host(std::size_t host, const std::string& reason);
   void report_trial(const Running& run, const TrialOutcome& out, bool retrying);
   void show_progress();
@@ -302,13 +302,13 @@ Result<void> Scheduler::after_failure(const Running& run, const std::string& why
 
 // A trial whose preflight named hosts: those are excluded at once, the
 // trial's other hosts are not blamed.
-Result<void> Scheduler::exclude_named(const Running& run,
-                                      const std::vector<std::pair<std::string, std::string>>& named) {
+Result<void> Scheduler::exclude_named(const Running& run, const std::vector<LeftOutHost>& named) {
   for (const HostShare& share : run.placement) {
     const std::string& name = pool_.host(share.host).name;
-    for (const auto& [host, why] : named) {
-      if (host == name && !pool_.excluded(share.host) && pool_.usable_slots({share.host}) >= config_.np) {
-        if (auto excluded = exclude_host(share.host, fmt::format("trial {}'s preflight: {}", run.pending.trial, why));
+    for (const LeftOutHost& host : named) {
+      if (host.name == name && !pool_.excluded(share.host) && pool_.usable_slots({share.host}) >= config_.np) {
+        if (auto excluded =
+                exclude_host(share.host, fmt::format("trial {}'s preflight: {}", run.pending.trial, host.why));
             !excluded) {
           return excluded;
         }

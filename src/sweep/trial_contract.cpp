@@ -362,8 +362,8 @@ Json result_json(const TrialResult& result) {
   doc["metric"] = result.metric ? Json{{"value", *result.metric}, {"source", result.metric_source}} : Json(nullptr);
   if (!result.preflight_named.empty()) {
     Json named = Json::array();
-    for (const auto& [host, why] : result.preflight_named) {
-      named.push_back(Json{{"host", host}, {"why", why}});
+    for (const LeftOutHost& host : result.preflight_named) {
+      named.push_back(Json{{"host", host.name}, {"why", host.why}});
     }
     doc["preflight_named"] = std::move(named);
   }
@@ -392,7 +392,7 @@ std::optional<TrialResult> read_result(const std::string& path) {
     }
     if (doc.contains("preflight_named")) {
       for (const Json& named : member(doc, "preflight_named")) {
-        result.preflight_named.emplace_back(value_of<std::string>(named, "host"), value_of<std::string>(named, "why"));
+        result.preflight_named.push_back({value_of<std::string>(named, "host"), value_of<std::string>(named, "why")});
       }
     }
     return result;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/job/job.hpp"
+#include "src/plan/placement.hpp"
 #include "src/plan/plan.hpp"
 #include "src/sweep/trials.hpp"
 #include "src/util/env.hpp"
@@ -100,7 +101,7 @@ struct TrialResult {
   std::string metric_source{};  // the file the metric came from
   // The hosts the trial's preflight named, each with why ("preflight_named":
   // [{"host", "why"}], absent when none): the sweep excludes those.
-  std::vector<std::pair<std::string, std::string>> preflight_named{};
+  std::vector<LeftOutHost> preflight_named{};
 };
 
 // The reason of a trial that ended with ddl's own error before its run's
