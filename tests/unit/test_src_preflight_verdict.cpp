@@ -23,6 +23,17 @@ std::vector<ddl::PairFigure> figures(std::size_t n, const std::function<bool(std
   return out;
 }
 
+// `host` said nothing of its pairs that `which` picks, as the gate marks them.
+void silence(std::vector<ddl::PairFigure>& pairs, std::size_t host, const std::string& budget,
+             const std::function<bool(const ddl::PairFigure&)>& which) {
+  for (auto& pair : pairs) {
+    if ((pair.a == host || pair.b == host) && which(pair)) {
+      pair.failed = names(host + 1)[host] + " did not answer the check within " + budget;
+      pair.silent = host;
+    }
+  }
+}
+
 } // namespace
 
 TEST_CASE("preflight pairs: ring neighbours, then pairs two apart from 4 hosts", "[preflight]") {
@@ -75,12 +86,7 @@ TEST_CASE("preflight: latency alone above the factor fails", "[preflight]") {
 
 TEST_CASE("preflight: a host that never answered is named so", "[preflight]") {
   auto pairs = figures(4, [](auto, auto) { return false; });
-  for (auto& pair : pairs) {
-    if (pair.a == 3 || pair.b == 3) {
-      pair.failed = "198.18.0.4 did not answer the check within 3s";
-      pair.silent = 3;
-    }
-  }
+  silence(pairs, 3, "3s", [](const auto&) { return true; });
   auto v = ddl::judge_preflight(names(4), pairs, 0.5, 4.0);
   REQUIRE(v.findings.size() == 1);
   CHECK_FALSE(v.findings[0].is_link);
@@ -107,12 +113,7 @@ TEST_CASE("preflight: a second measurement is judged against the first one's med
 TEST_CASE("preflight: a host silent on some of its pairs is at fault, not its links", "[preflight]") {
   // Stopped after its first two pairs (the ring's): its two extra pairs say it did not answer.
   auto pairs = figures(16, [](auto, auto) { return false; });
-  for (auto& pair : pairs) {
-    if ((pair.a == 5 || pair.b == 5) && !pair.ring) {
-      pair.failed = "198.18.0.6 did not answer the check within 5s";
-      pair.silent = 5;
-    }
-  }
+  silence(pairs, 5, "5s", [](const auto& pair) { return !pair.ring; });
   auto v = ddl::judge_preflight(names(16), pairs, 0.5, 4.0);
   REQUIRE(v.findings.size() == 1);
   CHECK_FALSE(v.findings[0].is_link);
